@@ -1,0 +1,49 @@
+-- rwq script: claim                                RWQ/1 core, SPEC "lease" (blocking)
+-- Second step of a blocking lease: the caller has just moved `id` with
+-- BLMOVE <P>:queue <P>:processing RIGHT LEFT. Claims it unless it is a ghost, is held by
+-- someone else, or a cleaner already moved it back to the queue (then it is not in processing).
+-- KEYS[1]  <P>:queue
+-- KEYS[2]  <P>:processing
+-- ARGV[1]  id           the id BLMOVE returned, 1..512 bytes
+-- ARGV[2]  lease_ms     integer, 1..31536000000
+-- ARGV[3]  token        the lease token, 1..128 bytes, fresh for every call
+-- ARGV[4]  legacy       "1" also writes <P>:leased_by_session:<id>, "0" does not
+-- Reply    [1, payload] claimed; [0] not claimed (the caller goes back to waiting)
+-- Errors   RWQ_INVALID_ARGUMENT (nothing is written)
+-- Effects  claimed: SET <P>:lease:<id> token PX lease_ms (and the legacy key when asked);
+--          ghost: LREM <P>:processing 1 <id>; held elsewhere: the moved duplicate entry is removed
+-- Cost     1 round trip; O(position of id in processing), normally O(1): it was pushed to the head
+local queue, processing = KEYS[1], KEYS[2]
+if #KEYS ~= 2 or string.sub(queue, -6) ~= ':queue'
+    or processing ~= string.sub(queue, 1, -6) .. 'processing' then
+  return redis.error_reply('RWQ_INVALID_ARGUMENT KEYS must be <prefix>:queue, <prefix>:processing')
+end
+local id, token = ARGV[1], ARGV[3]
+local lease_ms = string.match(ARGV[2] or '', '^[1-9]%d*$') and tonumber(ARGV[2])
+if not id or #id == 0 or #id > 512 then return redis.error_reply('RWQ_INVALID_ARGUMENT id must be 1..512 bytes') end
+if not lease_ms or lease_ms > 31536000000 then return redis.error_reply('RWQ_INVALID_ARGUMENT lease_ms must be an integer in 1..31536000000') end
+if not token or #token == 0 or #token > 128 then return redis.error_reply('RWQ_INVALID_ARGUMENT token must be 1..128 bytes') end
+if ARGV[4] ~= '0' and ARGV[4] ~= '1' then return redis.error_reply('RWQ_INVALID_ARGUMENT legacy must be 0 or 1') end
+
+local prefix = string.sub(queue, 1, -6)
+local data = redis.call('GET', prefix .. 'item:' .. id)
+if not data then
+  redis.call('LREM', processing, 1, id)
+  return {0}
+end
+local lease_key, legacy_key = prefix .. 'lease:' .. id, prefix .. 'leased_by_session:' .. id
+if redis.call('EXISTS', lease_key, legacy_key) > 0 then
+  -- Held by another worker: its entry plus ours means two; drop one. One means a cleaner
+  -- already took ours back, and the single entry belongs to the holder.
+  if #redis.call('LPOS', processing, id, 'COUNT', 2) == 2 then
+    redis.call('LREM', processing, 1, id)
+  end
+  return {0}
+end
+if not redis.call('LPOS', processing, id) then
+  -- A cleaner requeued it between BLMOVE and this claim: it will be delivered from the queue.
+  return {0}
+end
+redis.call('SET', lease_key, token, 'PX', lease_ms)
+if ARGV[4] == '1' then redis.call('SET', legacy_key, token, 'PX', lease_ms) end
+return {1, data}

@@ -1,0 +1,46 @@
+-- rwq script: complete                             RWQ/1 core, SPEC "complete" and "complete_many"
+-- Completes items. The call that deletes an item's key is its first completer and the only
+-- one told 1. In "owner" mode an item is completed only if the caller still holds its lease.
+-- KEYS[1]  <P>:queue
+-- KEYS[2]  <P>:processing
+-- ARGV[1]  mode         "any": ARGV[2..] are ids; "owner": ARGV[2..] are id, token pairs
+-- ARGV     1..1000 ids (or pairs), each id 1..512 bytes, each token 1..128 bytes
+-- Reply    array, one integer per item: 1 = completed by this call, 0 = no such item (already
+--          completed), -1 = "owner" mode and the caller does not hold the lease (item untouched)
+-- Errors   RWQ_INVALID_ARGUMENT (nothing is written)
+-- Effects  DEL <P>:item:<id>; LREM <P>:processing -1 <id>; DEL <P>:lease:<id> and
+--          <P>:leased_by_session:<id>; when the item was not in processing (a cleaner had put it
+--          back), LREM <P>:queue 1 <id> so no ghost copy stays queued
+-- Cost     1 round trip; O(n) when completions come roughly in lease order (LREM scans
+--          processing from its oldest end)
+local queue, processing = KEYS[1], KEYS[2]
+if #KEYS ~= 2 or string.sub(queue, -6) ~= ':queue'
+    or processing ~= string.sub(queue, 1, -6) .. 'processing' then
+  return redis.error_reply('RWQ_INVALID_ARGUMENT KEYS must be <prefix>:queue, <prefix>:processing')
+end
+local owner = ARGV[1] == 'owner'
+if not owner and ARGV[1] ~= 'any' then return redis.error_reply('RWQ_INVALID_ARGUMENT mode must be any or owner') end
+local step = owner and 2 or 1
+local n = (#ARGV - 1) / step
+if n < 1 or n > 1000 or n ~= math.floor(n) then return redis.error_reply('RWQ_INVALID_ARGUMENT expected 1..1000 items') end
+for i = 2, #ARGV, step do
+  if #ARGV[i] == 0 or #ARGV[i] > 512 then return redis.error_reply('RWQ_INVALID_ARGUMENT id must be 1..512 bytes') end
+  if owner and (#ARGV[i + 1] == 0 or #ARGV[i + 1] > 128) then return redis.error_reply('RWQ_INVALID_ARGUMENT token must be 1..128 bytes') end
+end
+
+local prefix = string.sub(queue, 1, -6)
+local result = {}
+for i = 2, #ARGV, step do
+  local id = ARGV[i]
+  local lease_key = prefix .. 'lease:' .. id
+  if owner and redis.call('GET', lease_key) ~= ARGV[i + 1] then
+    result[#result + 1] = -1
+  else
+    local deleted = redis.call('DEL', prefix .. 'item:' .. id)
+    local unlisted = redis.call('LREM', processing, -1, id) == 0
+    redis.call('DEL', lease_key, prefix .. 'leased_by_session:' .. id)
+    if deleted == 1 and unlisted then redis.call('LREM', queue, 1, id) end
+    result[#result + 1] = deleted
+  end
+end
+return result

@@ -1,0 +1,26 @@
+"""rwq: the reference Python client of RWQ/1, a work queue protocol on Redis."""
+
+from .aio import AsyncWorkQueue
+from .client import WorkQueue
+from .errors import InvalidArgument, LeaseLost, RedisFailure, RwqError, UnsupportedServer
+from .protocol.operations import CleanReport, Counts, Lease, Outcome, RwqWarning
+from .protocol.scripts import PROTOCOL
+
+__version__ = "1.0.0.dev0"
+
+__all__ = [
+    "PROTOCOL",
+    "AsyncWorkQueue",
+    "CleanReport",
+    "Counts",
+    "InvalidArgument",
+    "Lease",
+    "LeaseLost",
+    "Outcome",
+    "RedisFailure",
+    "RwqError",
+    "RwqWarning",
+    "UnsupportedServer",
+    "WorkQueue",
+    "__version__",
+]

@@ -1,0 +1,40 @@
+"""What the sync and asyncio shells share: client checks, routing and error translation."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from redis.exceptions import RedisError, ResponseError
+
+from .errors import InvalidArgument, RedisFailure, RwqError, error_from_script
+from .protocol import validation
+from .protocol.commands import Call, RunScript
+from .protocol.operations import QueueKeys
+
+
+def queue_keys(client: Any, prefix: str, *, cluster: bool) -> QueueKeys:
+    """Validate the client and the prefix, and build the queue's keys."""
+    if client.get_encoder().decode_responses:
+        raise InvalidArgument("rwq needs a Redis client with decode_responses=False: payloads are bytes")
+    return QueueKeys(validation.prefix(prefix, cluster=cluster))
+
+
+def script_args(command: RunScript) -> tuple[Any, ...]:
+    """EVALSHA/EVAL arguments after the script: numkeys, keys, argv."""
+    return (len(command.keys), *command.keys, *command.args)
+
+
+def call_kwargs(client: Any, command: Call, *, cluster: bool) -> dict[str, Any]:
+    """Route a plain command to the node that holds the queue's slot on Redis Cluster."""
+    if cluster:
+        return {"target_nodes": client.get_node_from_key(command.route_key)}
+    return {}
+
+
+def translate(exc: RedisError) -> RwqError:
+    """A redis-py error as the matching rwq error."""
+    if isinstance(exc, ResponseError):
+        mapped = error_from_script(str(exc))
+        if mapped is not None:
+            return mapped
+    return RedisFailure(f"{type(exc).__name__}: {exc}")

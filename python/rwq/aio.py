@@ -1,0 +1,145 @@
+"""The asyncio client: :class:`AsyncWorkQueue`, the same plans as :class:`~rwq.WorkQueue`, awaited."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterable, Sequence
+from typing import Any, TypeVar
+
+from redis.asyncio import Redis
+from redis.asyncio.cluster import RedisCluster
+from redis.exceptions import NoScriptError, RedisError
+
+from . import _shell
+from .protocol import operations as ops
+from .protocol.commands import Call, Command, Monotonic, Plan, RunScript
+from .protocol.operations import CleanReport, Counts, Lease, Outcome
+
+T = TypeVar("T")
+
+
+class AsyncWorkQueue:
+    """One RWQ/1 queue on a ``redis.asyncio`` ``Redis`` or ``RedisCluster``; see :class:`~rwq.WorkQueue`.
+
+    ``legacy_lease_key`` also writes ``<prefix>:leased_by_session:<id>``, for fleets that still
+    run redis-work-queue 0.1.x workers and cleaners.
+    """
+
+    def __init__(self, redis: Redis | RedisCluster, prefix: str, *, legacy_lease_key: bool = False) -> None:
+        self._redis: Any = redis
+        self._cluster = isinstance(redis, RedisCluster)
+        self.keys = _shell.queue_keys(redis, prefix, cluster=self._cluster)
+        self.legacy_lease_key = legacy_lease_key
+        self._checked = False
+
+    @property
+    def prefix(self) -> str:
+        return self.keys.prefix
+
+    async def add(self, item_id: str, data: bytes) -> bool:
+        """Add an item; False if an item with this id already exists (nothing changes)."""
+        return bool(await self._run(ops.first(ops.add(self.keys, [(item_id, data)]))))
+
+    async def add_many(self, items: Iterable[tuple[str, bytes]]) -> list[bool]:
+        """Add many items in one round trip per 1000; one added-flag per item."""
+        return await self._run(ops.add(self.keys, items))
+
+    async def lease(self, lease_ms: int, *, block: bool = False, timeout_ms: int = 0) -> Lease | None:
+        """Lease the oldest ready item for ``lease_ms``; wait for one when ``block`` (0 = no limit)."""
+        return await self._run(
+            ops.first(
+                ops.lease(
+                    self.keys, lease_ms, block=block, timeout_ms=timeout_ms, legacy=self.legacy_lease_key
+                )
+            )
+        )
+
+    async def lease_many(self, count: int, lease_ms: int) -> list[Lease]:
+        """Lease up to ``count`` ready items at once, without waiting."""
+        return await self._run(ops.lease(self.keys, lease_ms, count=count, legacy=self.legacy_lease_key))
+
+    async def renew(self, lease: Lease, lease_ms: int) -> bool:
+        """Extend a held lease to ``lease_ms`` from now; False if it was lost."""
+        return bool(
+            await self._run(ops.first(ops.renew(self.keys, [lease], lease_ms, legacy=self.legacy_lease_key)))
+        )
+
+    async def renew_many(self, leases: Sequence[Lease], lease_ms: int) -> list[bool]:
+        """Extend many leases in one round trip; False where the lease was lost."""
+        return await self._run(ops.renew(self.keys, leases, lease_ms, legacy=self.legacy_lease_key))
+
+    async def complete(self, item: Lease | str, *, require_lease: bool = False) -> bool:
+        """Complete an item: True for its first completer only.
+
+        With ``require_lease`` the caller must still hold the lease, else :class:`LeaseLost`.
+        """
+        item_id = item.id if isinstance(item, Lease) else item
+        return await self._run(ops.owned(ops.complete(self.keys, [item], require_lease=require_lease), item_id))
+
+    async def complete_many(self, items: Sequence[Lease | str], *, require_lease: bool = False) -> list[Outcome]:
+        """Complete many items in one round trip per 1000."""
+        return await self._run(ops.complete(self.keys, items, require_lease=require_lease))
+
+    async def release(self, lease: Lease) -> bool:
+        """Give a held item back to the queue now; False if it had been completed meanwhile."""
+        return await self._run(ops.owned(ops.release(self.keys, [lease]), lease.id))
+
+    async def release_many(self, leases: Sequence[Lease]) -> list[Outcome]:
+        """Release many held items in one round trip per 1000."""
+        return await self._run(ops.release(self.keys, leases))
+
+    async def counts(self) -> Counts:
+        """Ready and in-flight counts, read at one instant."""
+        return await self._run(ops.counts(self.keys))
+
+    async def queue_len(self) -> int:
+        """Ready items: ``LLEN <prefix>:queue``."""
+        return (await self.counts()).queued
+
+    async def processing_len(self) -> int:
+        """In-flight items: ``LLEN <prefix>:processing``."""
+        return (await self.counts()).processing
+
+    async def light_clean(self, *, chunk: int = 100) -> CleanReport:
+        """Requeue abandoned items (expired leases), examining ``chunk`` entries per script call."""
+        return await self._run(ops.light_clean(self.keys, chunk=chunk))
+
+    async def deep_clean(self, *, chunk: int = 1000) -> CleanReport:
+        """Find orphaned items with SCAN and requeue them; drop ghost ids from both lists."""
+        return await self._run(ops.deep_clean(self.keys, chunk=chunk))
+
+    async def _run(self, plan: Plan[T]) -> T:
+        if not self._checked:
+            self._checked = True
+            await self._drive(ops.check_server(self.keys))
+        return await self._drive(plan)
+
+    async def _drive(self, plan: Plan[T]) -> T:
+        try:
+            command = next(plan)
+            while True:
+                command = plan.send(await self._execute(command))
+        except StopIteration as done:
+            return done.value  # type: ignore[no-any-return]
+
+    async def _execute(self, command: Command) -> Any:
+        if isinstance(command, Monotonic):
+            return time.monotonic()
+        try:
+            if isinstance(command, RunScript):
+                args = _shell.script_args(command)
+                try:
+                    return await self._redis.evalsha(command.script.sha1, *args)
+                except NoScriptError:
+                    return await self._redis.eval(command.script.source, *args)
+            assert isinstance(command, Call)
+            try:
+                return await self._redis.execute_command(
+                    *command.args, **_shell.call_kwargs(self._redis, command, cluster=self._cluster)
+                )
+            except RedisError as exc:
+                if command.errors_as_values:
+                    return exc
+                raise
+        except RedisError as exc:
+            raise _shell.translate(exc) from exc

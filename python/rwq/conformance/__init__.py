@@ -1,0 +1,1 @@
+"""The RWQ/1 conformance suite: cases, runner, adapters and reports."""

@@ -1,0 +1,49 @@
+"""Typed exceptions, one per RWQ/1 error code (SPEC "Errors")."""
+
+from __future__ import annotations
+
+from typing import ClassVar
+
+
+class RwqError(Exception):
+    """Base of every rwq error; ``code`` is the SPEC error code."""
+
+    code: ClassVar[str] = "REDIS_ERROR"
+
+
+class InvalidArgument(RwqError, ValueError):
+    """Bad input (id, payload, duration, count, prefix); nothing was written to Redis."""
+
+    code = "INVALID_ARGUMENT"
+
+
+class LeaseLost(RwqError):
+    """The caller no longer holds the lease this owner-checked operation needs; nothing changed."""
+
+    code = "LEASE_LOST"
+
+
+class UnsupportedServer(RwqError):
+    """The Redis server cannot run RWQ/1 (older than 6.2)."""
+
+    code = "UNSUPPORTED_SERVER"
+
+
+class RedisFailure(RwqError):
+    """Redis failed or could not be reached; the operation's outcome may be unknown."""
+
+    code = "REDIS_ERROR"
+
+
+_BY_CODE: dict[str, type[RwqError]] = {
+    cls.code: cls for cls in (InvalidArgument, LeaseLost, UnsupportedServer, RedisFailure)
+}
+
+
+def error_from_script(message: str) -> RwqError | None:
+    """Map a script error reply (``RWQ_<CODE> <text>``) to its exception, or None if not ours."""
+    head, _, text = message.partition(" ")
+    if not head.startswith("RWQ_"):
+        return None
+    cls = _BY_CODE.get(head[4:], RwqError)
+    return cls(text or head)

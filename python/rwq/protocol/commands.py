@@ -1,0 +1,42 @@
+"""Commands a plan asks its shell to run, and the plan type itself."""
+
+from __future__ import annotations
+
+from collections.abc import Generator
+from dataclasses import dataclass
+from typing import Any, TypeAlias, TypeVar
+
+from .scripts import Script
+
+T = TypeVar("T")
+
+
+@dataclass(frozen=True, slots=True)
+class RunScript:
+    """EVALSHA the script (falling back to EVAL on NOSCRIPT); the reply is sent back."""
+
+    script: Script
+    keys: tuple[bytes, ...]
+    args: tuple[bytes | int, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class Call:
+    """A plain Redis command, routed on Redis Cluster to the node that holds ``route_key``.
+
+    The shell sends back redis-py's parsed reply; with ``errors_as_values`` a Redis error is
+    sent back as the exception object instead of being raised.
+    """
+
+    args: tuple[str | bytes | int | float, ...]
+    route_key: bytes
+    errors_as_values: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class Monotonic:
+    """Ask for the shell's monotonic clock in seconds (client-side waiting only, never stored)."""
+
+
+Command: TypeAlias = RunScript | Call | Monotonic
+Plan: TypeAlias = Generator[Command, Any, T]

@@ -1,0 +1,93 @@
+"""Argument validation shared by every operation (SPEC "Encodings")."""
+
+from __future__ import annotations
+
+from ..errors import InvalidArgument
+
+MAX_ID_BYTES = 512
+MAX_DURATION_MS = 31_536_000_000
+MAX_BATCH = 1000
+_GLOB_CHARS = frozenset("*?[]\\")
+
+
+def encode_new_id(item_id: object) -> bytes:
+    """Validate an id for an item being created: a str of 1..512 UTF-8 bytes."""
+    if not isinstance(item_id, str):
+        raise InvalidArgument(f"id must be a str, not {type(item_id).__name__}")
+    try:
+        raw = item_id.encode("utf-8")
+    except UnicodeEncodeError as exc:
+        raise InvalidArgument("id must be valid UTF-8 (no lone surrogates)") from exc
+    return _check_id_length(raw)
+
+
+def encode_id(item_id: object) -> bytes:
+    """Encode the id of an existing item; ids read back from Redis round-trip exactly."""
+    if not isinstance(item_id, str):
+        raise InvalidArgument(f"id must be a str, not {type(item_id).__name__}")
+    return _check_id_length(item_id.encode("utf-8", "surrogateescape"))
+
+
+def decode_id(raw: bytes) -> str:
+    """Decode an id read from Redis (bytes that are not UTF-8 survive as surrogates)."""
+    return raw.decode("utf-8", "surrogateescape")
+
+
+def _check_id_length(raw: bytes) -> bytes:
+    if not 1 <= len(raw) <= MAX_ID_BYTES:
+        raise InvalidArgument(f"id must be 1..{MAX_ID_BYTES} bytes of UTF-8, got {len(raw)}")
+    return raw
+
+
+def payload(data: object) -> bytes:
+    """Validate a payload: bytes-like only, never str (its encoding would be a guess)."""
+    if isinstance(data, bytes):
+        return data
+    if isinstance(data, (bytearray, memoryview)):
+        return bytes(data)
+    raise InvalidArgument(f"payload must be bytes, not {type(data).__name__}")
+
+
+def duration_ms(value: object, name: str, *, minimum: int = 1) -> int:
+    """Validate a duration in integer milliseconds."""
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise InvalidArgument(f"{name} must be an int of milliseconds, not {type(value).__name__}")
+    if not minimum <= value <= MAX_DURATION_MS:
+        raise InvalidArgument(f"{name} must be in {minimum}..{MAX_DURATION_MS} ms, got {value}")
+    return value
+
+
+def batch_size(value: object, name: str) -> int:
+    """Validate a per-call item count."""
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise InvalidArgument(f"{name} must be an int, not {type(value).__name__}")
+    if not 1 <= value <= MAX_BATCH:
+        raise InvalidArgument(f"{name} must be in 1..{MAX_BATCH}, got {value}")
+    return value
+
+
+def hash_tag(key: str) -> str | None:
+    """The Redis Cluster hash tag of a key: the text between the first '{' and the next '}'."""
+    start = key.find("{")
+    if start < 0:
+        return None
+    end = key.find("}", start + 1)
+    if end <= start + 1:
+        return None
+    return key[start + 1 : end]
+
+
+def prefix(value: object, *, cluster: bool) -> str:
+    """Validate a queue prefix; on Redis Cluster it must carry a hash tag."""
+    if not isinstance(value, str):
+        raise InvalidArgument(f"prefix must be a str, not {type(value).__name__}")
+    if not 1 <= len(value.encode("utf-8", "surrogatepass")) <= MAX_ID_BYTES:
+        raise InvalidArgument(f"prefix must be 1..{MAX_ID_BYTES} bytes")
+    if _GLOB_CHARS.intersection(value):
+        raise InvalidArgument(f"prefix must not contain glob characters * ? [ ] \\: {value!r}")
+    if cluster and hash_tag(value) is None:
+        raise InvalidArgument(
+            f"on Redis Cluster the prefix must contain a hash tag such as '{{jobs}}' so all of "
+            f"a queue's keys share one slot: {value!r}"
+        )
+    return value
