@@ -1,11 +1,13 @@
-"""Regenerate the checked-in artefacts: lua/manifest.json (and, once SPEC.md exists, the
-requirement list). ``--check`` exits 1 if any is stale instead of writing."""
+"""Regenerate the checked-in artefacts: lua/manifest.json and conformance/requirements.json.
+
+``--check`` exits 1 if any is stale instead of writing."""
 
 from __future__ import annotations
 
 import sys
 from pathlib import Path
 
+from rwq.conformance import requirements
 from rwq.protocol.scripts import manifest_text
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -13,7 +15,10 @@ ROOT = Path(__file__).resolve().parents[1]
 
 def artefacts() -> dict[Path, str]:
     """Every generated file and the text it must hold."""
-    return {ROOT / "lua" / "manifest.json": manifest_text()}
+    return {
+        ROOT / "lua" / "manifest.json": manifest_text(),
+        ROOT / "conformance" / "requirements.json": requirements.document((ROOT / "SPEC.md").read_text()),
+    }
 
 
 def main(argv: list[str]) -> int:
