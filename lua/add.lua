@@ -1,20 +1,27 @@
 -- rwq script: add                                  RWQ/1 core, SPEC "add" and "add_many"
--- Adds items, idempotently by id: an id whose item key exists is left untouched.
+-- Adds items, idempotently by id: an id that is live (item key), delayed or dead is left
+-- untouched. Profile delay: with delay_ms > 0 the items wait in <P>:delayed until due.
 -- KEYS[1]  <P>:queue
--- ARGV     id_1, payload_1, ..., id_n, payload_n       1 <= n <= 1000
+-- ARGV[1]  delay_ms     integer, 0..31536000000 (0: ready at once)
+-- ARGV     id_1, payload_1, ..., id_n, payload_n from ARGV[2]     1 <= n <= 1000
 --          id: UTF-8, 1..512 bytes; payload: any bytes
 -- Reply    array of n integers: 1 = added, 0 = an item with that id already exists
 --          (a repeated id within one call is added once and reported 0 the second time)
 -- Errors   RWQ_INVALID_ARGUMENT (nothing is written)
--- Effects  SET <P>:item:<id> payload NX for each pair; one LPUSH of the added ids, in argument
---          order, so the first pair is leased first
--- Cost     1 round trip; O(n)
+-- Effects  delay 0: SET <P>:item:<id> payload NX for each pair, then one LPUSH of the added ids
+--          in argument order, so the first pair is leased first;
+--          delay > 0: ZADD <P>:delayed (now + delay_ms) <id>, HSET <P>:delayed:data <id> payload
+-- Cost     1 round trip; O(n) (O(n log d) with d delayed items)
 local queue = KEYS[1]
 if #KEYS ~= 1 or string.sub(queue, -6) ~= ':queue' then
   return redis.error_reply('RWQ_INVALID_ARGUMENT KEYS must be <prefix>:queue')
 end
-local n = #ARGV / 2
-if n < 1 or n > 1000 or #ARGV % 2 ~= 0 then
+local delay_ms = string.match(ARGV[1] or '', '^%d+$') and tonumber(ARGV[1])
+if not delay_ms or delay_ms > 31536000000 then
+  return redis.error_reply('RWQ_INVALID_ARGUMENT delay_ms must be an integer in 0..31536000000')
+end
+local n = (#ARGV - 1) / 2
+if n < 1 or n > 1000 or #ARGV % 2 ~= 1 then
   return redis.error_reply('RWQ_INVALID_ARGUMENT expected 1..1000 id/payload pairs')
 end
 
@@ -43,7 +50,7 @@ local function utf8_ok(s)
   return true
 end
 
-for i = 1, #ARGV, 2 do
+for i = 2, #ARGV, 2 do
   local id = ARGV[i]
   if #id == 0 or #id > 512 then
     return redis.error_reply('RWQ_INVALID_ARGUMENT id must be 1..512 bytes')
@@ -53,11 +60,32 @@ for i = 1, #ARGV, 2 do
   end
 end
 
-local item = string.sub(queue, 1, -6) .. 'item:'
+local prefix = string.sub(queue, 1, -6)
+local delayed, dead = prefix .. 'delayed', prefix .. 'dead'
+local check_delayed = redis.call('EXISTS', delayed) == 1
+local check_dead = redis.call('EXISTS', dead) == 1
+local due
+if delay_ms > 0 then
+  local t = redis.call('TIME')
+  due = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000) + delay_ms
+end
 local added, result = {}, {}
-for i = 1, #ARGV, 2 do
-  if redis.call('SET', item .. ARGV[i], ARGV[i + 1], 'NX') then
-    added[#added + 1] = ARGV[i]
+for i = 2, #ARGV, 2 do
+  local id, data = ARGV[i], ARGV[i + 1]
+  local known = (check_delayed and redis.call('ZSCORE', delayed, id))
+    or (check_dead and redis.call('ZSCORE', dead, id))
+  if known then
+    result[#result + 1] = 0
+  elseif due then
+    if redis.call('EXISTS', prefix .. 'item:' .. id) == 0 and redis.call('ZADD', delayed, 'NX', due, id) == 1 then
+      redis.call('HSET', delayed .. ':data', id, data)
+      check_delayed = true
+      result[#result + 1] = 1
+    else
+      result[#result + 1] = 0
+    end
+  elseif redis.call('SET', prefix .. 'item:' .. id, data, 'NX') then
+    added[#added + 1] = id
     result[#result + 1] = 1
   else
     result[#result + 1] = 0

@@ -2,15 +2,18 @@
 -- Second step of a blocking lease: the caller has just moved `id` with
 -- BLMOVE <P>:queue <P>:processing RIGHT LEFT. Claims it unless it is a ghost, is held by
 -- someone else, or a cleaner already moved it back to the queue (then it is not in processing).
+-- Profile retry: counts the attempt and dead-letters an item leased too often, as lease does.
 -- KEYS[1]  <P>:queue
 -- KEYS[2]  <P>:processing
 -- ARGV[1]  id           the id BLMOVE returned, 1..512 bytes
 -- ARGV[2]  lease_ms     integer, 1..31536000000
 -- ARGV[3]  token        the lease token, 1..128 bytes, fresh for every call
 -- ARGV[4]  legacy       "1" also writes <P>:leased_by_session:<id>, "0" does not
--- Reply    [1, payload] claimed; [0] not claimed (the caller goes back to waiting)
+-- Reply    [1, payload, attempt] claimed (attempt 0 without a retry policy); [0] not claimed
+--          (the caller goes back to waiting)
 -- Errors   RWQ_INVALID_ARGUMENT (nothing is written)
--- Effects  claimed: SET <P>:lease:<id> token PX lease_ms (and the legacy key when asked);
+-- Effects  claimed: SET <P>:lease:<id> token PX lease_ms (and the legacy key when asked),
+--          retry: HINCRBY <P>:attempts <id> 1;
 --          ghost: LREM <P>:processing 1 <id>; held elsewhere: the moved duplicate entry is removed
 -- Cost     1 round trip; O(position of id in processing), normally O(1): it was pushed to the head
 local queue, processing = KEYS[1], KEYS[2]
@@ -44,6 +47,21 @@ if not redis.call('LPOS', processing, id) then
   -- A cleaner requeued it between BLMOVE and this claim: it will be delivered from the queue.
   return {0}
 end
+local attempt = 0
+if redis.call('EXISTS', prefix .. 'policy') == 1 then
+  attempt = redis.call('HINCRBY', prefix .. 'attempts', id, 1)
+  local max_attempts = tonumber(redis.call('HGET', prefix .. 'policy', 'max_attempts') or '0') or 0
+  if max_attempts > 0 and attempt > max_attempts then
+    local t = redis.call('TIME')
+    redis.call('LREM', processing, 1, id)
+    redis.call('DEL', prefix .. 'item:' .. id)
+    redis.call('HDEL', prefix .. 'attempts', id)
+    redis.call('ZADD', prefix .. 'dead', tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000), id)
+    redis.call('HSET', prefix .. 'dead:data', id, data)
+    redis.call('HSET', prefix .. 'dead:info', id, cjson.encode({reason = 'max attempts exceeded', attempts = attempt - 1}))
+    return {0}
+  end
+end
 redis.call('SET', lease_key, token, 'PX', lease_ms)
 if ARGV[4] == '1' then redis.call('SET', legacy_key, token, 'PX', lease_ms) end
-return {1, data}
+return {1, data, attempt}

@@ -1,6 +1,7 @@
 -- rwq script: complete                             RWQ/1 core, SPEC "complete" and "complete_many"
 -- Completes items. The call that deletes an item's key is its first completer and the only
 -- one told 1. In "owner" mode an item is completed only if the caller still holds its lease.
+-- Profile delay: in "any" mode a delayed item is completed (cancelled) too.
 -- KEYS[1]  <P>:queue
 -- KEYS[2]  <P>:processing
 -- ARGV[1]  mode         "any": ARGV[2..] are ids; "owner": ARGV[2..] are id, token pairs
@@ -10,7 +11,8 @@
 -- Errors   RWQ_INVALID_ARGUMENT (nothing is written)
 -- Effects  DEL <P>:item:<id>; LREM <P>:processing -1 <id>; DEL <P>:lease:<id> and
 --          <P>:leased_by_session:<id>; when the item was not in processing (a cleaner had put it
---          back), LREM <P>:queue 1 <id> so no ghost copy stays queued
+--          back), LREM <P>:queue 1 <id> so no ghost copy stays queued; HDEL <P>:attempts <id>;
+--          a delayed item: ZREM <P>:delayed <id>, HDEL <P>:delayed:data <id>
 -- Cost     1 round trip; O(n) when completions come roughly in lease order (LREM scans
 --          processing from its oldest end)
 local queue, processing = KEYS[1], KEYS[2]
@@ -40,6 +42,11 @@ for i = 2, #ARGV, step do
     local unlisted = redis.call('LREM', processing, -1, id) == 0
     redis.call('DEL', lease_key, prefix .. 'leased_by_session:' .. id)
     if deleted == 1 and unlisted then redis.call('LREM', queue, 1, id) end
+    redis.call('HDEL', prefix .. 'attempts', id)
+    if deleted == 0 and not owner and redis.call('ZREM', prefix .. 'delayed', id) == 1 then
+      redis.call('HDEL', prefix .. 'delayed:data', id)
+      deleted = 1
+    end
     result[#result + 1] = deleted
   end
 end

@@ -1,9 +1,9 @@
 -- rwq script: counts                               RWQ/1 core, SPEC "counts"
--- Reads the ready and in-flight counts at one instant. Writes nothing.
+-- Reads the ready, in-flight, delayed and dead counts at one instant. Writes nothing.
 -- KEYS[1]  <P>:queue
 -- KEYS[2]  <P>:processing
 -- ARGV     none
--- Reply    [LLEN <P>:queue, LLEN <P>:processing]
+-- Reply    [LLEN <P>:queue, LLEN <P>:processing, ZCARD <P>:delayed, ZCARD <P>:dead]
 -- Errors   RWQ_INVALID_ARGUMENT
 -- Cost     1 round trip; O(1)
 local queue, processing = KEYS[1], KEYS[2]
@@ -11,4 +11,6 @@ if #KEYS ~= 2 or #ARGV ~= 0 or string.sub(queue, -6) ~= ':queue'
     or processing ~= string.sub(queue, 1, -6) .. 'processing' then
   return redis.error_reply('RWQ_INVALID_ARGUMENT expected KEYS <prefix>:queue, <prefix>:processing and no ARGV')
 end
-return {redis.call('LLEN', queue), redis.call('LLEN', processing)}
+local prefix = string.sub(queue, 1, -6)
+return {redis.call('LLEN', queue), redis.call('LLEN', processing),
+        redis.call('ZCARD', prefix .. 'delayed'), redis.call('ZCARD', prefix .. 'dead')}

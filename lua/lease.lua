@@ -1,21 +1,27 @@
 -- rwq script: lease                                RWQ/1 core, SPEC "lease" and "lease_many"
 -- Leases up to `count` ready items without blocking. Ghost ids (no item key) and ids whose
 -- lease is held by someone else are removed from the processing list and skipped.
+-- Profile delay: first moves up to 100 due delayed items to the queue.
+-- Profile retry: when <P>:policy exists, counts the attempt in <P>:attempts; an item leased more
+-- than max_attempts times goes to the dead-letter set instead ("max attempts exceeded").
 -- KEYS[1]  <P>:queue
 -- KEYS[2]  <P>:processing
 -- ARGV[1]  lease_ms     integer, 1..31536000000
 -- ARGV[2]  token        the lease token, 1..128 bytes, fresh for every call
 -- ARGV[3]  count        integer, 1..1000
 -- ARGV[4]  legacy       "1" also writes <P>:leased_by_session:<id>, "0" does not
--- Reply    array: [again, [id, payload], [id, payload], ...] in lease order; again = 1 when the
---          call stopped after skipping 1000 entries (call again), else 0
+-- Reply    [again, now_ms, due_in_ms, [id, payload, attempt], ...] in lease order, where
+--          again = 1 when the call stopped after skipping 1000 entries (call again), else 0;
+--          now_ms = the server's time; due_in_ms = ms until the next delayed item is due, -1 if
+--          none; attempt = this lease's attempt number, 0 when the queue has no retry policy
 -- Errors   RWQ_INVALID_ARGUMENT (nothing is written)
 -- Effects  per leased item: LMOVE <P>:queue <P>:processing RIGHT LEFT;
---          SET <P>:lease:<id> token PX lease_ms (and the legacy key when asked)
--- Cost     1 round trip; O(count + skipped)
+--          SET <P>:lease:<id> token PX lease_ms (and the legacy key when asked);
+--          retry: HINCRBY <P>:attempts <id> 1; delay: see "promotion" in SPEC
+-- Cost     1 round trip; O(count + skipped + promoted)
 local queue, processing = KEYS[1], KEYS[2]
-if #KEYS ~= 2 or string.sub(queue, -6) ~= ':queue'
-    or processing ~= string.sub(queue, 1, -6) .. 'processing' then
+local prefix = string.sub(queue, 1, -6)
+if #KEYS ~= 2 or string.sub(queue, -6) ~= ':queue' or processing ~= prefix .. 'processing' then
   return redis.error_reply('RWQ_INVALID_ARGUMENT KEYS must be <prefix>:queue, <prefix>:processing')
 end
 local function int_arg(v, lo, hi)
@@ -29,20 +35,54 @@ if not token or #token == 0 or #token > 128 then return redis.error_reply('RWQ_I
 if not count then return redis.error_reply('RWQ_INVALID_ARGUMENT count must be an integer in 1..1000') end
 if ARGV[4] ~= '0' and ARGV[4] ~= '1' then return redis.error_reply('RWQ_INVALID_ARGUMENT legacy must be 0 or 1') end
 
-local prefix = string.sub(queue, 1, -6)
-local result, skipped = {0}, 0
-while #result - 1 < count do
+local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+local delayed = prefix .. 'delayed'
+local due_in = -1
+if redis.call('EXISTS', delayed) == 1 then
+  for _, id in ipairs(redis.call('ZRANGEBYSCORE', delayed, '-inf', now, 'LIMIT', 0, 100)) do
+    local data = redis.call('HGET', delayed .. ':data', id)
+    if data and redis.call('SET', prefix .. 'item:' .. id, data, 'NX') then
+      redis.call('LPUSH', queue, id)
+    end
+    redis.call('ZREM', delayed, id)
+    redis.call('HDEL', delayed .. ':data', id)
+  end
+  local next_due = redis.call('ZRANGE', delayed, 0, 0, 'WITHSCORES')[2]
+  if next_due then due_in = math.max(tonumber(next_due) - now, 0) end
+end
+local counting = redis.call('EXISTS', prefix .. 'policy') == 1
+local max_attempts = counting and tonumber(redis.call('HGET', prefix .. 'policy', 'max_attempts') or '0') or 0
+
+local result, skipped = {0, now, due_in}, 0
+while #result - 3 < count do
   local id = redis.call('LMOVE', queue, processing, 'RIGHT', 'LEFT')
   if not id then break end
-  local data = redis.call('GET', prefix .. 'item:' .. id)
+  local item_key = prefix .. 'item:' .. id
+  local data = redis.call('GET', item_key)
   local lease_key, legacy_key = prefix .. 'lease:' .. id, prefix .. 'leased_by_session:' .. id
+  local granted = false
   if data and redis.call('EXISTS', lease_key, legacy_key) == 0 then
-    redis.call('SET', lease_key, token, 'PX', lease_ms)
-    if ARGV[4] == '1' then redis.call('SET', legacy_key, token, 'PX', lease_ms) end
-    result[#result + 1] = {id, data}
+    local attempt = counting and redis.call('HINCRBY', prefix .. 'attempts', id, 1) or 0
+    if max_attempts > 0 and attempt > max_attempts then
+      -- Leased too often without a recorded failure (crashes, foreign cleaners): dead-letter it.
+      redis.call('LREM', processing, 1, id)
+      redis.call('DEL', item_key)
+      redis.call('HDEL', prefix .. 'attempts', id)
+      redis.call('ZADD', prefix .. 'dead', now, id)
+      redis.call('HSET', prefix .. 'dead:data', id, data)
+      redis.call('HSET', prefix .. 'dead:info', id, cjson.encode({reason = 'max attempts exceeded', attempts = attempt - 1}))
+    else
+      redis.call('SET', lease_key, token, 'PX', lease_ms)
+      if ARGV[4] == '1' then redis.call('SET', legacy_key, token, 'PX', lease_ms) end
+      result[#result + 1] = {id, data, attempt}
+      granted = true
+    end
   else
     -- A ghost, or a duplicate entry of an item someone holds: drop the entry just moved.
     redis.call('LREM', processing, 1, id)
+  end
+  if not granted then
     skipped = skipped + 1
     if skipped >= 1000 then
       result[1] = 1

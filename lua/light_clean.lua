@@ -3,19 +3,23 @@
 -- items (item key present, neither lease key present) back in the queue; ghost entries (no
 -- item key) are dropped. A client cleans the whole list by calling again with the returned
 -- cursor until it is 0.
+-- Profile retry: an abandoned item counts as a failed attempt; one whose attempts are used up
+-- (attempts >= max_attempts of <P>:policy) is dead-lettered ("lease expired") instead.
+-- Profile delay: first moves up to `max` due delayed items to the queue.
 -- KEYS[1]  <P>:queue
 -- KEYS[2]  <P>:processing
 -- ARGV[1]  cursor       integer >= 0: entries counted from the oldest end already examined and kept
 -- ARGV[2]  max          integer, 1..1000: entries to examine in this call
--- Reply    [next_cursor, [requeued id, ...], dropped_ghosts]; next_cursor = 0 once the newest
---          entry has been examined
+-- Reply    [next_cursor, [requeued id, ...], dropped_ghosts, [dead-lettered id, ...], promoted];
+--          next_cursor = 0 once the newest entry has been examined
 -- Errors   RWQ_INVALID_ARGUMENT (nothing is written)
--- Effects  abandoned: LREM <P>:processing -1 <id> then LPUSH <P>:queue <id>;
---          ghost: LREM <P>:processing -1 <id>
+-- Effects  abandoned: LREM <P>:processing -1 <id> then LPUSH <P>:queue <id> (or dead-letter:
+--          payload to <P>:dead:data, ZADD <P>:dead, HSET <P>:dead:info, HDEL <P>:attempts);
+--          ghost: LREM <P>:processing -1 <id>; promotion as in lease
 -- Cost     1 round trip per chunk; O(cursor + max) list walking plus O(1) per entry
 local queue, processing = KEYS[1], KEYS[2]
-if #KEYS ~= 2 or string.sub(queue, -6) ~= ':queue'
-    or processing ~= string.sub(queue, 1, -6) .. 'processing' then
+local prefix = string.sub(queue, 1, -6)
+if #KEYS ~= 2 or string.sub(queue, -6) ~= ':queue' or processing ~= prefix .. 'processing' then
   return redis.error_reply('RWQ_INVALID_ARGUMENT KEYS must be <prefix>:queue, <prefix>:processing')
 end
 local cursor = string.match(ARGV[1] or '', '^%d+$') and tonumber(ARGV[1])
@@ -23,22 +27,48 @@ local max = string.match(ARGV[2] or '', '^[1-9]%d*$') and tonumber(ARGV[2])
 if not cursor or cursor > 4294967295 then return redis.error_reply('RWQ_INVALID_ARGUMENT cursor must be an integer in 0..4294967295') end
 if not max or max > 1000 then return redis.error_reply('RWQ_INVALID_ARGUMENT max must be an integer in 1..1000') end
 
-local prefix = string.sub(queue, 1, -6)
+local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+local delayed, promoted = prefix .. 'delayed', 0
+if redis.call('EXISTS', delayed) == 1 then
+  for _, id in ipairs(redis.call('ZRANGEBYSCORE', delayed, '-inf', now, 'LIMIT', 0, max)) do
+    local data = redis.call('HGET', delayed .. ':data', id)
+    if data and redis.call('SET', prefix .. 'item:' .. id, data, 'NX') then
+      redis.call('LPUSH', queue, id)
+      promoted = promoted + 1
+    end
+    redis.call('ZREM', delayed, id)
+    redis.call('HDEL', delayed .. ':data', id)
+  end
+end
+local max_attempts = tonumber(redis.call('HGET', prefix .. 'policy', 'max_attempts') or '0') or 0
+
 local ids = redis.call('LRANGE', processing, -(cursor + max), -(cursor + 1))
-local requeued, dropped, kept = {}, 0, 0
+local requeued, buried, dropped, kept = {}, {}, 0, 0
 for i = #ids, 1, -1 do
   local id = ids[i]
+  local item_key = prefix .. 'item:' .. id
   if redis.call('EXISTS', prefix .. 'lease:' .. id, prefix .. 'leased_by_session:' .. id) > 0 then
     kept = kept + 1
-  elseif redis.call('EXISTS', prefix .. 'item:' .. id) == 0 then
+  elseif redis.call('EXISTS', item_key) == 0 then
     redis.call('LREM', processing, -1, id)
     dropped = dropped + 1
   else
     redis.call('LREM', processing, -1, id)
-    redis.call('LPUSH', queue, id)
-    requeued[#requeued + 1] = id
+    local attempts = tonumber(redis.call('HGET', prefix .. 'attempts', id) or '0')
+    if max_attempts > 0 and attempts >= max_attempts then
+      redis.call('ZADD', prefix .. 'dead', now, id)
+      redis.call('HSET', prefix .. 'dead:data', id, redis.call('GET', item_key))
+      redis.call('HSET', prefix .. 'dead:info', id, cjson.encode({reason = 'lease expired', attempts = attempts}))
+      redis.call('HDEL', prefix .. 'attempts', id)
+      redis.call('DEL', item_key)
+      buried[#buried + 1] = id
+    else
+      redis.call('LPUSH', queue, id)
+      requeued[#requeued + 1] = id
+    end
   end
 end
 local next_cursor = 0
 if #ids == max then next_cursor = cursor + kept end
-return {next_cursor, requeued, dropped}
+return {next_cursor, requeued, dropped, buried, promoted}

@@ -3,7 +3,17 @@
 from .aio import AsyncWorkQueue
 from .client import WorkQueue
 from .errors import InvalidArgument, LeaseLost, RedisFailure, RwqError, UnsupportedServer
-from .protocol.operations import CleanReport, Counts, Lease, Outcome, RwqWarning
+from .protocol.operations import (
+    CleanReport,
+    Counts,
+    DeadItem,
+    FailOutcome,
+    FailResult,
+    Lease,
+    Outcome,
+    RetryPolicy,
+    RwqWarning,
+)
 from .protocol.scripts import PROTOCOL
 
 __version__ = "1.0.0.dev0"
@@ -13,11 +23,15 @@ __all__ = [
     "AsyncWorkQueue",
     "CleanReport",
     "Counts",
+    "DeadItem",
+    "FailOutcome",
+    "FailResult",
     "InvalidArgument",
     "Lease",
     "LeaseLost",
     "Outcome",
     "RedisFailure",
+    "RetryPolicy",
     "RwqError",
     "RwqWarning",
     "UnsupportedServer",

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import time
 from collections.abc import Iterable, Sequence
 from typing import Any, TypeVar
 
@@ -12,8 +11,8 @@ from redis.exceptions import NoScriptError, RedisError
 
 from . import _shell
 from .protocol import operations as ops
-from .protocol.commands import Call, Command, Monotonic, Plan, RunScript
-from .protocol.operations import CleanReport, Counts, Lease, Outcome
+from .protocol.commands import Call, Command, Plan, RunScript
+from .protocol.operations import CleanReport, Counts, DeadItem, FailResult, Lease, Outcome, RetryPolicy
 
 T = TypeVar("T")
 
@@ -36,13 +35,13 @@ class WorkQueue:
     def prefix(self) -> str:
         return self.keys.prefix
 
-    def add(self, item_id: str, data: bytes) -> bool:
-        """Add an item; False if an item with this id already exists (nothing changes)."""
-        return bool(self._run(ops.first(ops.add(self.keys, [(item_id, data)]))))
+    def add(self, item_id: str, data: bytes, *, delay_ms: int = 0) -> bool:
+        """Add an item, ready now or after ``delay_ms``; False if the id is already known."""
+        return bool(self._run(ops.first(ops.add(self.keys, [(item_id, data)], delay_ms=delay_ms))))
 
-    def add_many(self, items: Iterable[tuple[str, bytes]]) -> list[bool]:
+    def add_many(self, items: Iterable[tuple[str, bytes]], *, delay_ms: int = 0) -> list[bool]:
         """Add many items in one round trip per 1000; one added-flag per item."""
-        return self._run(ops.add(self.keys, items))
+        return self._run(ops.add(self.keys, items, delay_ms=delay_ms))
 
     def lease(self, lease_ms: int, *, block: bool = False, timeout_ms: int = 0) -> Lease | None:
         """Lease the oldest ready item for ``lease_ms``; wait for one when ``block`` (0 = no limit)."""
@@ -80,13 +79,41 @@ class WorkQueue:
         """Complete many items in one round trip per 1000."""
         return self._run(ops.complete(self.keys, items, require_lease=require_lease))
 
-    def release(self, lease: Lease) -> bool:
-        """Give a held item back to the queue now; False if it had been completed meanwhile."""
-        return self._run(ops.owned(ops.release(self.keys, [lease]), lease.id))
+    def release(self, lease: Lease, *, delay_ms: int = 0) -> bool:
+        """Give a held item back, now or after ``delay_ms``; False if it had been completed meanwhile."""
+        return self._run(ops.owned(ops.release(self.keys, [lease], delay_ms=delay_ms), lease.id))
 
-    def release_many(self, leases: Sequence[Lease]) -> list[Outcome]:
+    def release_many(self, leases: Sequence[Lease], *, delay_ms: int = 0) -> list[Outcome]:
         """Release many held items in one round trip per 1000."""
-        return self._run(ops.release(self.keys, leases))
+        return self._run(ops.release(self.keys, leases, delay_ms=delay_ms))
+
+    def fail(self, lease: Lease, reason: str = "") -> FailResult:
+        """Record a failed attempt: the item is retried after the queue's backoff or dead-lettered."""
+        return self._run(ops.fail(self.keys, lease, reason))
+
+    def set_retry_policy(self, policy: RetryPolicy | None) -> None:
+        """Store the queue's retry policy in Redis (None removes it)."""
+        self._run(ops.set_policy(self.keys, policy))
+
+    def retry_policy(self) -> RetryPolicy | None:
+        """The queue's retry policy, or None."""
+        return self._run(ops.get_policy(self.keys))
+
+    def dead_items(self, *, offset: int = 0, count: int = 100) -> list[DeadItem]:
+        """Dead-lettered items, newest first (without payloads)."""
+        return self._run(ops.dead_items(self.keys, offset=offset, count=count))
+
+    def dead_item(self, item_id: str) -> DeadItem | None:
+        """One dead-lettered item with its payload, or None."""
+        return self._run(ops.dead_item(self.keys, item_id))
+
+    def requeue_dead(self, ids: Sequence[str]) -> list[bool]:
+        """Make dead items ready again, attempts reset; False where the id is not dead or is live."""
+        return self._run(ops.dead_action(self.keys, "requeue", ids))
+
+    def purge_dead(self, ids: Sequence[str]) -> list[bool]:
+        """Delete dead items for good; False where the id is not dead."""
+        return self._run(ops.dead_action(self.keys, "purge", ids))
 
     def counts(self) -> Counts:
         """Ready and in-flight counts, read at one instant."""
@@ -123,8 +150,6 @@ class WorkQueue:
             return done.value  # type: ignore[no-any-return]
 
     def _execute(self, command: Command) -> Any:
-        if isinstance(command, Monotonic):
-            return time.monotonic()
         try:
             if isinstance(command, RunScript):
                 args = _shell.script_args(command)

@@ -93,9 +93,23 @@ class RedisServer:
             )
         for _attempt in range(5):
             self.port = self.port or free_port()
-            args = [binary, "--port", str(self.port), "--bind", "127.0.0.1", "--save", "",
-                    "--appendonly", "no", "--dir", str(self._dir), "--protected-mode", "yes",
-                    *self._version_args(binary), *self.extra_args]
+            args = [
+                binary,
+                "--port",
+                str(self.port),
+                "--bind",
+                "127.0.0.1",
+                "--save",
+                "",
+                "--appendonly",
+                "no",
+                "--dir",
+                str(self._dir),
+                "--protected-mode",
+                "yes",
+                *self._version_args(binary),
+                *self.extra_args,
+            ]
             self._process = subprocess.Popen(
                 args, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, cwd=self._dir
             )
@@ -127,7 +141,10 @@ class RedisServer:
 
     def _write_clock(self) -> None:
         assert self._dir is not None
-        (self._dir / "faketime").write_text(self._now.strftime("%Y-%m-%d %H:%M:%S.%f") + "\n")
+        # libfaketime parses the stamp into a double and can land a microsecond short; one
+        # microsecond of slack keeps the server's millisecond clock exactly on the target.
+        stamp = self._now + dt.timedelta(microseconds=1)
+        (self._dir / "faketime").write_text(stamp.strftime("%Y-%m-%d %H:%M:%S.%f") + "\n")
 
     def advance(self, ms: int) -> None:
         """Move the frozen clock forward by ``ms`` and wait until the server sees it."""
@@ -137,14 +154,14 @@ class RedisServer:
             raise ValueError("time never moves backwards")
         self._now += dt.timedelta(milliseconds=ms)
         self._write_clock()
-        target = self._now.timestamp()
-        probe = self.client(socket_timeout=5)
+        target = round(self._now.timestamp() * 1_000_000)
         deadline = time.monotonic() + 5
-        while time.monotonic() < deadline:
-            seconds, micros = probe.time()
-            if seconds + micros / 1e6 >= target - 0.0005:
-                return
-            time.sleep(0.001)
+        with self.client(socket_timeout=5) as probe:
+            while time.monotonic() < deadline:
+                seconds, micros = probe.time()
+                if seconds * 1_000_000 + micros >= target:
+                    return
+                time.sleep(0.001)
         raise RuntimeError("the server did not pick up the new fake time")
 
     def stop(self) -> None:

@@ -17,7 +17,7 @@ class RunScript:
 
     script: Script
     keys: tuple[bytes, ...]
-    args: tuple[bytes | int, ...]
+    args: tuple[bytes | str | int, ...]
 
 
 @dataclass(frozen=True, slots=True)
@@ -33,10 +33,5 @@ class Call:
     errors_as_values: bool = False
 
 
-@dataclass(frozen=True, slots=True)
-class Monotonic:
-    """Ask for the shell's monotonic clock in seconds (client-side waiting only, never stored)."""
-
-
-Command: TypeAlias = RunScript | Call | Monotonic
+Command: TypeAlias = RunScript | Call
 Plan: TypeAlias = Generator[Command, Any, T]

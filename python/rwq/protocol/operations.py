@@ -7,18 +7,20 @@ raises :class:`~rwq.errors.InvalidArgument` and nothing reaches Redis.
 from __future__ import annotations
 
 import enum
+import json
 import secrets
 import warnings
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Literal
 
 from ..errors import InvalidArgument, LeaseLost, UnsupportedServer
 from . import validation as v
-from .commands import Call, Monotonic, Plan, RunScript, T
+from .commands import Call, Plan, RunScript, T
 from .scripts import registry
 
 MIN_REDIS = (6, 2)
+MAX_BLOCK_STEP_MS = 1000  # a blocked lease re-checks delayed items and its deadline this often
 
 
 class RwqWarning(UserWarning):
@@ -52,17 +54,26 @@ class QueueKeys:
     def legacy_lease(self, item_id: str) -> bytes:
         return self._base + b"leased_by_session:" + v.encode_id(item_id)
 
+    @property
+    def policy(self) -> bytes:
+        return self._base + b"policy"
+
     def deep_clean_index(self, run: str) -> bytes:
         return self._base + b"deep_clean:" + run.encode("ascii")
 
 
 @dataclass(frozen=True, slots=True)
 class Lease:
-    """A leased item: its id, payload and the lease token that proves ownership."""
+    """A leased item: id, payload, the token that proves ownership, and the attempt number.
+
+    ``attempt`` is 1 for the first lease of an item, 2 for the second...; it is 0 when the queue
+    has no retry policy (attempts are counted only under one).
+    """
 
     id: str
     data: bytes
     token: str
+    attempt: int = 0
 
 
 class Outcome(enum.IntEnum):
@@ -75,18 +86,79 @@ class Outcome(enum.IntEnum):
 
 @dataclass(frozen=True, slots=True)
 class Counts:
-    """Ready items (``LLEN <P>:queue``) and in-flight items (``LLEN <P>:processing``)."""
+    """Ready (``LLEN <P>:queue``), in-flight (``LLEN <P>:processing``), delayed and dead items."""
 
     queued: int
     processing: int
+    delayed: int = 0
+    dead: int = 0
 
 
 @dataclass(frozen=True, slots=True)
 class CleanReport:
-    """What a clean did: ids put back in the queue and ghost entries dropped."""
+    """What a clean did: ids requeued, ghost entries dropped, ids dead-lettered, items promoted."""
 
     requeued: tuple[str, ...]
     dropped: int
+    dead: tuple[str, ...] = ()
+    promoted: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class RetryPolicy:
+    """A queue's retry policy, stored in ``<P>:policy`` so every client applies the same one.
+
+    Failure number n waits ``base_ms`` (fixed) or ``min(cap_ms, base_ms * 2**(n-1))``
+    (exponential), reduced by up to ``jitter_pct`` percent at random. ``max_attempts`` 0 and the
+    retention limits 0 mean "no limit".
+    """
+
+    max_attempts: int = 5
+    backoff: Literal["fixed", "exponential"] = "exponential"
+    base_ms: int = 1000
+    cap_ms: int = 300_000
+    jitter_pct: int = 0
+    dead_max_count: int = 10_000
+    dead_max_age_ms: int = 7 * 24 * 3600 * 1000
+
+    def fields(self) -> tuple[str | int, ...]:
+        """The ``set_policy`` script arguments, in order."""
+        return (
+            self.max_attempts,
+            self.backoff,
+            self.base_ms,
+            self.cap_ms,
+            self.jitter_pct,
+            self.dead_max_count,
+            self.dead_max_age_ms,
+        )
+
+
+class FailOutcome(enum.Enum):
+    """What ``fail`` did with the item."""
+
+    RETRY = 1
+    DEAD = 2
+    GONE = 0
+
+
+@dataclass(frozen=True, slots=True)
+class FailResult:
+    """The outcome of ``fail`` and, for a retry, the backoff the queue's policy chose."""
+
+    outcome: FailOutcome
+    delay_ms: int
+
+
+@dataclass(frozen=True, slots=True)
+class DeadItem:
+    """A dead-lettered item; ``data`` is only filled in by ``dead_item``."""
+
+    id: str
+    dead_at_ms: int
+    reason: str
+    attempts: int
+    data: bytes | None = None
 
 
 def new_token() -> str:
@@ -103,13 +175,14 @@ def _legacy(flag: bool) -> bytes:
     return b"1" if flag else b"0"
 
 
-def add(keys: QueueKeys, items: Iterable[tuple[str, bytes]]) -> Plan[list[bool]]:
+def add(keys: QueueKeys, items: Iterable[tuple[str, bytes]], *, delay_ms: int = 0) -> Plan[list[bool]]:
     """add / add_many: one result per item, True when this call created it."""
+    v.duration_ms(delay_ms, "delay_ms", minimum=0)
     pairs = [(v.encode_new_id(item_id), v.payload(data)) for item_id, data in items]
     script = registry()["add"]
     added: list[bool] = []
     for chunk in _chunks(pairs):
-        args = tuple(part for pair in chunk for part in pair)
+        args = (delay_ms, *(part for pair in chunk for part in pair))
         reply = yield RunScript(script, (keys.queue,), args)
         added.extend(bool(flag) for flag in reply)
     return added
@@ -124,7 +197,11 @@ def lease(
     timeout_ms: int = 0,
     legacy: bool = False,
 ) -> Plan[list[Lease]]:
-    """lease / lease_many. Blocking waits with BLMOVE, then claims with the claim script."""
+    """lease / lease_many. Blocking waits with BLMOVE, then claims with the claim script.
+
+    A blocking wait is measured on the server's clock (the lease script reports it) and goes in
+    steps of at most a second, so that due delayed items are promoted while a worker waits.
+    """
     v.duration_ms(lease_ms, "lease_ms")
     v.batch_size(count, "count")
     if block:
@@ -134,29 +211,34 @@ def lease(
     token = new_token()
     lease_script, claim_script = registry()["lease"], registry()["claim"]
     both = (keys.queue, keys.processing)
-    deadline: float | None = None
+    deadline: int | None = None
     while True:
-        reply = yield RunScript(lease_script, both, (lease_ms, token.encode(), count, _legacy(legacy)))
-        again, entries = reply[0], reply[1:]
+        again, now, due_in, *entries = yield RunScript(
+            lease_script, both, (lease_ms, token.encode(), count, _legacy(legacy))
+        )
         if entries:
-            return [Lease(v.decode_id(raw_id), data, token) for raw_id, data in entries]
+            return [Lease(v.decode_id(raw_id), data, token, attempt) for raw_id, data, attempt in entries]
         if again:
             continue
         if not block:
             return []
-        wait_s = 0.0  # BLMOVE's "no limit"
-        if timeout_ms:
-            now = yield Monotonic()
-            deadline = now + timeout_ms / 1000 if deadline is None else deadline
+        if deadline is None and timeout_ms:
+            deadline = now + timeout_ms
+        wait_ms = MAX_BLOCK_STEP_MS
+        if deadline is not None:
             if now >= deadline:
                 return []
-            wait_s = max(round(deadline - now, 3), 0.001)
-        moved = yield Call(("BLMOVE", keys.queue, keys.processing, "RIGHT", "LEFT", wait_s), keys.queue)
+            wait_ms = min(wait_ms, deadline - now)
+        if due_in >= 0:
+            wait_ms = max(min(wait_ms, due_in), 1)
+        moved = yield Call(
+            ("BLMOVE", keys.queue, keys.processing, "RIGHT", "LEFT", wait_ms / 1000), keys.queue
+        )
         if moved is None:
-            return []
+            continue
         claimed = yield RunScript(claim_script, both, (moved, lease_ms, token.encode(), _legacy(legacy)))
         if claimed[0] == 1:
-            return [Lease(v.decode_id(moved), claimed[1], token)]
+            return [Lease(v.decode_id(moved), claimed[1], token, claimed[2])]
 
 
 def renew(
@@ -197,19 +279,20 @@ def complete(
     return outcomes
 
 
-def release(keys: QueueKeys, leases: Sequence[Lease]) -> Plan[list[Outcome]]:
-    """release: give held items back to the queue at once."""
+def release(keys: QueueKeys, leases: Sequence[Lease], *, delay_ms: int = 0) -> Plan[list[Outcome]]:
+    """release: give held items back to the queue at once, or after ``delay_ms``."""
+    v.duration_ms(delay_ms, "delay_ms", minimum=0)
     pairs = [(v.encode_id(held.id), held.token.encode()) for held in leases]
     script = registry()["release"]
     outcomes: list[Outcome] = []
     for chunk in _chunks(pairs):
-        args = tuple(part for pair in chunk for part in pair)
+        args = (delay_ms, *(part for pair in chunk for part in pair))
         reply = yield RunScript(script, (keys.queue, keys.processing), args)
         outcomes.extend(Outcome(code) for code in reply)
     return outcomes
 
 
-def first(plan: Plan[list[T]]) -> Plan[T | None]:
+def first(plan: Plan[Sequence[T]]) -> Plan[T | None]:
     """The first result of a batch plan, or None when it returned none (a single-item call)."""
     results = yield from plan
     return results[0] if results else None
@@ -224,22 +307,27 @@ def owned(plan: Plan[list[Outcome]], item_id: str) -> Plan[bool]:
 
 
 def counts(keys: QueueKeys) -> Plan[Counts]:
-    """Ready and in-flight counts read at one instant."""
-    queued, processing = yield RunScript(registry()["counts"], (keys.queue, keys.processing), ())
-    return Counts(int(queued), int(processing))
+    """Ready, in-flight, delayed and dead counts read at one instant."""
+    reply = yield RunScript(registry()["counts"], (keys.queue, keys.processing), ())
+    return Counts(*(int(n) for n in reply))
 
 
 def light_clean(keys: QueueKeys, *, chunk: int = 100) -> Plan[CleanReport]:
     """Walk the processing list in bounded chunks, requeueing abandoned items."""
     v.batch_size(chunk, "chunk")
     script = registry()["light_clean"]
-    cursor, dropped, requeued = 0, 0, []
+    cursor, dropped, promoted, requeued, buried = 0, 0, 0, [], []
     while True:
-        cursor, ids, ghosts = yield RunScript(script, (keys.queue, keys.processing), (cursor, chunk))
+        reply = yield RunScript(script, (keys.queue, keys.processing), (cursor, chunk))
+        cursor, ids, ghosts, dead, moved = reply
         requeued += [v.decode_id(raw) for raw in ids]
+        buried += [v.decode_id(raw) for raw in dead]
         dropped += ghosts
+        promoted += moved
         if cursor == 0:
-            return CleanReport(tuple(requeued), dropped)
+            break
+    yield from _trim_dead(keys)
+    return CleanReport(tuple(requeued), dropped, tuple(buried), promoted)
 
 
 def deep_clean(keys: QueueKeys, *, chunk: int = 1000) -> Plan[CleanReport]:
@@ -266,6 +354,95 @@ def deep_clean(keys: QueueKeys, *, chunk: int = 1000) -> Plan[CleanReport]:
             break
     yield RunScript(script, three, (b"finish",))
     return CleanReport(tuple(requeued), dropped)
+
+
+def set_policy(keys: QueueKeys, policy: RetryPolicy | None) -> Plan[None]:
+    """Store the queue's retry policy (None removes it, which stops attempt counting)."""
+    if policy is None:
+        args: tuple[str | int, ...] = ("clear",)
+    else:
+        if policy.backoff not in ("fixed", "exponential"):
+            raise InvalidArgument("backoff must be 'fixed' or 'exponential'")
+        for name, limit in _POLICY_LIMITS.items():
+            value = getattr(policy, name)
+            if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= limit:
+                raise InvalidArgument(f"{name} must be an int in 0..{limit}, got {value!r}")
+        args = policy.fields()
+    yield RunScript(registry()["set_policy"], (keys.queue,), args)
+
+
+_POLICY_LIMITS = {
+    "max_attempts": 1_000_000,
+    "base_ms": v.MAX_DURATION_MS,
+    "cap_ms": v.MAX_DURATION_MS,
+    "jitter_pct": 100,
+    "dead_max_count": 100_000_000,
+    "dead_max_age_ms": v.MAX_DURATION_MS,
+}
+
+
+def get_policy(keys: QueueKeys) -> Plan[RetryPolicy | None]:
+    """The queue's retry policy, or None."""
+    raw: dict[bytes, bytes] = yield Call(("HGETALL", keys.policy), keys.queue)
+    if not raw:
+        return None
+    fields = {key.decode(): value.decode() for key, value in raw.items()}
+    backoff: Literal["fixed", "exponential"] = "fixed" if fields.pop("backoff") == "fixed" else "exponential"
+    return RetryPolicy(backoff=backoff, **{name: int(value) for name, value in fields.items()})
+
+
+def fail(keys: QueueKeys, held: Lease, reason: str = "") -> Plan[FailResult]:
+    """Record a failed attempt: retry after the policy's backoff, or dead-letter the item."""
+    raw_reason = reason.encode("utf-8", "replace")
+    if len(raw_reason) > 1024:
+        raise InvalidArgument("reason must be at most 1024 bytes")
+    args = (v.encode_id(held.id), held.token.encode(), raw_reason, secrets.randbelow(1_000_000))
+    status, delay = yield RunScript(registry()["fail"], (keys.queue, keys.processing), args)
+    if status == -1:
+        raise LeaseLost(f"the lease on {held.id!r} is no longer held by this caller")
+    if status == 2:
+        yield from _trim_dead(keys)
+    return FailResult(FailOutcome(status), int(delay))
+
+
+def _dead_item(raw: Sequence[Any]) -> DeadItem:
+    info = json.loads(raw[2])
+    data = raw[3] if len(raw) > 3 else None
+    reason, attempts = str(info.get("reason", "")), int(info.get("attempts", 0))
+    return DeadItem(v.decode_id(raw[0]), int(raw[1]), reason, attempts, data)
+
+
+def dead_items(keys: QueueKeys, *, offset: int = 0, count: int = 100) -> Plan[list[DeadItem]]:
+    """Dead-lettered items, newest first, without payloads."""
+    if isinstance(offset, bool) or not isinstance(offset, int) or not 0 <= offset <= 100_000_000:
+        raise InvalidArgument(f"offset must be an int in 0..100000000, got {offset!r}")
+    v.batch_size(count, "count")
+    reply = yield RunScript(registry()["dead"], (keys.queue,), (b"list", offset, count))
+    return [_dead_item(entry) for entry in reply]
+
+
+def dead_item(keys: QueueKeys, item_id: str) -> Plan[DeadItem | None]:
+    """One dead-lettered item with its payload, or None."""
+    reply = yield RunScript(registry()["dead"], (keys.queue,), (b"get", v.encode_id(item_id)))
+    return None if reply is None else _dead_item(reply)
+
+
+def dead_action(keys: QueueKeys, action: Literal["requeue", "purge"], ids: Sequence[str]) -> Plan[list[bool]]:
+    """Requeue dead items as new ready items (attempts reset), or purge them."""
+    raw = [v.encode_id(item_id) for item_id in ids]
+    done: list[bool] = []
+    for chunk in _chunks(raw):
+        reply = yield RunScript(registry()["dead"], (keys.queue,), (action.encode(), *chunk))
+        done.extend(bool(flag) for flag in reply)
+    return done
+
+
+def _trim_dead(keys: QueueKeys) -> Plan[None]:
+    """Apply the dead-letter retention, at most 1000 removals per call."""
+    while True:
+        removed, _excess = yield RunScript(registry()["dead"], (keys.queue,), (b"trim",))
+        if removed < 1000:
+            return
 
 
 def check_server(keys: QueueKeys) -> Plan[None]:

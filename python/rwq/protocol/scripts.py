@@ -21,6 +21,9 @@ SCRIPT_NAMES = (
     "counts",
     "light_clean",
     "deep_clean",
+    "set_policy",
+    "fail",
+    "dead",
 )
 
 

@@ -1,0 +1,43 @@
+-- rwq script: set_policy                           RWQ/1 profile retry, SPEC "set_policy"
+-- Stores the queue's retry policy in <P>:policy, replacing any previous one, so that every
+-- client in every language applies the same attempts limit, backoff and dead-letter retention.
+-- With the single argument "clear" it removes the policy (attempts are no longer counted).
+-- KEYS[1]  <P>:queue
+-- ARGV     max_attempts     integer 0..1000000 (0: no limit)
+--          backoff          "fixed" or "exponential"
+--          base_ms          integer 0..31536000000: the fixed delay, or the first exponential one
+--          cap_ms           integer 0..31536000000: the largest exponential delay (0: no cap)
+--          jitter_pct       integer 0..100: each delay is reduced by up to this share, at random
+--          dead_max_count   integer 0..100000000: dead items kept (0: no limit)
+--          dead_max_age_ms  integer 0..31536000000: how long dead items are kept (0: no limit)
+-- Reply    1
+-- Errors   RWQ_INVALID_ARGUMENT (nothing is written)
+-- Effects  DEL <P>:policy; HSET <P>:policy with the seven fields
+-- Cost     1 round trip; O(1)
+local queue = KEYS[1]
+if #KEYS ~= 1 or string.sub(queue, -6) ~= ':queue' then
+  return redis.error_reply('RWQ_INVALID_ARGUMENT KEYS must be <prefix>:queue')
+end
+local policy = string.sub(queue, 1, -6) .. 'policy'
+if #ARGV == 1 and ARGV[1] == 'clear' then
+  redis.call('DEL', policy)
+  return 1
+end
+if #ARGV ~= 7 then return redis.error_reply('RWQ_INVALID_ARGUMENT expected 7 policy fields or "clear"') end
+local names = {'max_attempts', 'backoff', 'base_ms', 'cap_ms', 'jitter_pct', 'dead_max_count', 'dead_max_age_ms'}
+local limits = {1000000, nil, 31536000000, 31536000000, 100, 100000000, 31536000000}
+for i, name in ipairs(names) do
+  if name == 'backoff' then
+    if ARGV[i] ~= 'fixed' and ARGV[i] ~= 'exponential' then
+      return redis.error_reply('RWQ_INVALID_ARGUMENT backoff must be fixed or exponential')
+    end
+  else
+    local n = string.match(ARGV[i], '^%d+$') and tonumber(ARGV[i])
+    if not n or n > limits[i] then
+      return redis.error_reply('RWQ_INVALID_ARGUMENT ' .. name .. ' must be an integer in 0..' .. string.format('%d', limits[i]))
+    end
+  end
+end
+redis.call('DEL', policy)
+for i, name in ipairs(names) do redis.call('HSET', policy, name, ARGV[i]) end
+return 1
