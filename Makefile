@@ -1,0 +1,44 @@
+# rwq: `make conformance` runs the conformance suite against the reference Python client;
+# `make test` runs lint, type checks, freshness checks and the whole test suite.
+PYTHON ?= python3
+VENV := .venv
+PY := $(VENV)/bin/python
+STAMP := $(VENV)/.installed-$(shell cat pyproject.toml | cksum | cut -d' ' -f1)
+OUT ?= conformance-out
+
+.PHONY: all venv system-deps test lint typecheck generate check-generated conformance clean
+
+all: test
+
+$(STAMP): pyproject.toml
+	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install -q --upgrade pip
+	$(PY) -m pip install -q -e '.[dev]'
+	@rm -f $(VENV)/.installed-* && touch $@
+
+venv: $(STAMP)
+
+system-deps:
+	@bash tools/system-deps.sh
+
+generate: venv
+	$(PY) tools/generate.py
+
+check-generated: venv
+	$(PY) tools/generate.py --check
+
+lint: venv
+	$(VENV)/bin/ruff check python tests tools
+	$(VENV)/bin/ruff format --check python tests tools
+
+typecheck: venv
+	$(VENV)/bin/mypy
+
+test: venv system-deps check-generated lint typecheck
+	$(VENV)/bin/pytest -q
+
+conformance: venv system-deps
+	$(VENV)/bin/rwq conformance --adapter "$(abspath $(PY)) -m rwq.conformance.reference_adapter" --out $(OUT)
+
+clean:
+	rm -rf $(VENV) $(OUT) .mypy_cache .ruff_cache .pytest_cache .hypothesis dist build

@@ -1,0 +1,71 @@
+"""Shared fixtures: every test session starts its own redis-server on a free loopback port."""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import AsyncIterator, Iterator
+
+import pytest
+import redis
+import redis.asyncio as aioredis
+
+from rwq import AsyncWorkQueue, WorkQueue
+from rwq.conformance.redis_server import RedisServer, faketime_available
+
+
+@pytest.fixture(scope="session")
+def redis_server() -> Iterator[RedisServer]:
+    """A real redis-server for the whole test session (never a shared or default instance)."""
+    with RedisServer() as server:
+        yield server
+
+
+@pytest.fixture(scope="session")
+def frozen_server() -> Iterator[RedisServer]:
+    """A redis-server whose clock stands still until the test calls ``advance(ms)``."""
+    if not faketime_available():
+        pytest.fail("libfaketime and libtcmalloc-minimal4 are required (make test installs them)")
+    with RedisServer(frozen_clock=True) as server:
+        yield server
+
+
+@pytest.fixture
+def r(redis_server: RedisServer) -> Iterator[redis.Redis]:
+    """A client of the session server, on an empty database."""
+    client = redis_server.client()
+    client.flushall()
+    yield client
+    client.close()
+
+
+@pytest.fixture
+def prefix() -> str:
+    """A fresh, hash-tagged queue prefix."""
+    return f"test:{{{uuid.uuid4().hex[:12]}}}"
+
+
+@pytest.fixture
+def queue(r: redis.Redis, prefix: str) -> WorkQueue:
+    return WorkQueue(r, prefix)
+
+
+@pytest.fixture
+async def ar(redis_server: RedisServer) -> AsyncIterator[aioredis.Redis]:
+    client = aioredis.Redis(host="127.0.0.1", port=redis_server.port)
+    await client.flushall()
+    yield client
+    await client.aclose()
+
+
+@pytest.fixture
+def aqueue(ar: aioredis.Redis, prefix: str) -> AsyncWorkQueue:
+    return AsyncWorkQueue(ar, prefix)
+
+
+@pytest.fixture
+def fr(frozen_server: RedisServer) -> Iterator[redis.Redis]:
+    """A client of the frozen-clock server, on an empty database."""
+    client = frozen_server.client()
+    client.flushall()
+    yield client
+    client.close()
