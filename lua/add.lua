@@ -8,8 +8,9 @@
 -- Reply    array of n integers: 1 = added, 0 = an item with that id already exists
 --          (a repeated id within one call is added once and reported 0 the second time)
 -- Errors   RWQ_INVALID_ARGUMENT (nothing is written)
--- Effects  delay 0: SET <P>:item:<id> payload NX for each pair, then one LPUSH of the added ids
---          in argument order, so the first pair is leased first;
+-- Effects  delay 0: SET <P>:item:<id> payload NX for each pair (deleting any stale lease keys
+--          of that id), then one LPUSH of the added ids in argument order, so the first pair is
+--          leased first;
 --          delay > 0: ZADD <P>:delayed (now + delay_ms) <id>, HSET <P>:delayed:data <id> payload
 -- Cost     1 round trip; O(n) (O(n log d) with d delayed items)
 local queue = KEYS[1]
@@ -85,6 +86,9 @@ for i = 2, #ARGV, 2 do
       result[#result + 1] = 0
     end
   elseif redis.call('SET', prefix .. 'item:' .. id, data, 'NX') then
+    -- A lease key left by an earlier item with this id (older clients' complete keeps one)
+    -- must not hold the new item back.
+    redis.call('DEL', prefix .. 'lease:' .. id, prefix .. 'leased_by_session:' .. id)
     added[#added + 1] = id
     result[#result + 1] = 1
   else

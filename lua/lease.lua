@@ -1,6 +1,7 @@
 -- rwq script: lease                                RWQ/1 core, SPEC "lease" and "lease_many"
--- Leases up to `count` ready items without blocking. Ghost ids (no item key) and ids whose
--- lease is held by someone else are removed from the processing list and skipped.
+-- Leases up to `count` ready items without blocking. Ghost ids (no item key) are removed and
+-- skipped; an id whose lease is held by someone else is skipped, and its moved entry removed
+-- unless it is that item's only entry in processing.
 -- Profile delay: first moves up to 100 due delayed items to the queue.
 -- Profile retry: when <P>:policy exists, counts the attempt in <P>:attempts; an item leased more
 -- than max_attempts times goes to the dead-letter set instead ("max attempts exceeded").
@@ -78,8 +79,10 @@ while #result - 3 < count do
       result[#result + 1] = {id, data, attempt}
       granted = true
     end
-  else
-    -- A ghost, or a duplicate entry of an item someone holds: drop the entry just moved.
+  elseif not data or #redis.call('LPOS', processing, id, 'COUNT', 2) == 2 then
+    -- A ghost, or a duplicate entry of an item someone holds: drop the entry just moved. The
+    -- only entry of a held item stays: a cleaner may have requeued it inside a foreign
+    -- client's non-atomic lease, whose holder still needs it in processing to complete.
     redis.call('LREM', processing, 1, id)
   end
   if not granted then
