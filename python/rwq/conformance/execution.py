@@ -1,0 +1,383 @@
+"""Running one case: its sessions, its namespace, and the step verbs.
+
+A step verb is a function ``(CaseContext, step) -> None`` registered in :data:`VERBS`; it raises
+:class:`StepFailure` when the step does not hold. New verbs (hypothesis-driven steps, workload
+runs, wire checks) register the same way and get a matching ``step`` branch in the case schema.
+"""
+
+from __future__ import annotations
+
+import collections
+import contextlib
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from redis.exceptions import RedisError, ResponseError
+
+from . import data
+from .adapter import AdapterFailure, AdapterProcess, Reply
+from .cases import Case, SessionSpec
+from .encoding import Json, decode_bytes, encode_bytes, is_bytes
+from .environment import RedisEnvironment
+from .matching import (
+    Outcome,
+    TemplateError,
+    difference,
+    expectation_failure,
+    resolve_pointer,
+    schema_mismatch,
+    substitute,
+)
+from .pool import AdapterPool, hosting_impl
+from .state import logical_state, raw_keys
+
+TRANSCRIPT_LIMIT = 200
+STDERR_LIMIT = 60
+
+CASE_ERROR = "case-error"
+STATUS_BY_KIND = {
+    "mismatch": "fail",
+    "unsupported": "fail",
+    "scripts": "fail",
+    "adapter-error": "error",
+    "violation": "error",
+    CASE_ERROR: "error",
+    "redis": "error",
+    "timeout": "timeout",
+    "crash": "crash",
+    "handshake": "crash",
+}
+"""Case status for each kind of failure."""
+
+
+class StepFailure(Exception):
+    """A step did not hold; ``kind`` is a key of :data:`STATUS_BY_KIND`."""
+
+    def __init__(self, kind: str, message: str) -> None:
+        super().__init__(message)
+        self.kind = kind
+
+
+@dataclass(frozen=True)
+class Failure:
+    """Where and why a case failed."""
+
+    step: int | None
+    verb: str | None
+    kind: str
+    message: str
+
+    def to_json(self) -> dict[str, Any]:
+        return {"step": self.step, "verb": self.verb, "kind": self.kind, "message": self.message}
+
+
+@dataclass
+class CaseRun:
+    """The result of executing one case."""
+
+    status: str
+    duration_ms: int
+    failure: Failure | None = None
+    stderr: dict[str, list[str]] = field(default_factory=dict)
+    transcript: list[dict[str, Any]] = field(default_factory=list)
+
+
+@dataclass
+class Session:
+    """A session of a running case and the process that hosts it (None after it was killed)."""
+
+    spec: SessionSpec
+    prefix: str
+    client_name: str
+    process: AdapterProcess | None = None
+
+
+@dataclass(frozen=True)
+class Pending:
+    """An async call in flight."""
+
+    session: str
+    request_id: int
+    method: str
+
+
+class CaseContext:
+    """Everything a step verb needs: the environment, the case's sessions and saved variables."""
+
+    def __init__(self, case: Case, env: RedisEnvironment, pool: AdapterPool) -> None:
+        self.case = case
+        self.env = env
+        self.pool = pool
+        self.ns = env.new_namespace()
+        self.vars: dict[str, Json] = {"ns": self.ns}
+        self.sessions: dict[str, Session] = {}
+        self.pending: dict[str, Pending] = {}
+        self.transcript: collections.deque[dict[str, Any]] = collections.deque(maxlen=TRANSCRIPT_LIMIT)
+        self._marks: dict[AdapterProcess, int] = {}
+        self._own: list[AdapterProcess] = []
+        token = self.ns[self.ns.index("{") + 1 : self.ns.index("}")]
+        for spec in case.sessions.values():
+            self.sessions[spec.name] = Session(spec, self.prefix(spec.queue), f"rwqc-{token}-{spec.name}")
+
+    @property
+    def request_s(self) -> float:
+        return self.pool.timeouts.request_s
+
+    def template(self, value: Json) -> Json:
+        return substitute(value, self.vars)
+
+    def prefix(self, queue: str | None) -> str:
+        """The key prefix of a case queue: ``${ns}``, or ``${ns}:<queue>`` for a named one."""
+        return self.ns if queue is None else f"{self.ns}:{queue}"
+
+    def record(self, label: str, direction: str, message: Json) -> None:
+        self.transcript.append({"process": label, "direction": direction, "message": message})
+
+    def _track(self, process: AdapterProcess) -> AdapterProcess:
+        self._marks.setdefault(process, process.stderr_mark())
+        return process
+
+    def process_for(self, name: str) -> AdapterProcess:
+        """The process hosting session ``name``; a killed own process is replaced and reopened."""
+        session = self.sessions[name]
+        if session.process is None:
+            self._open(session)
+        assert session.process is not None
+        return session.process
+
+    def open_all(self) -> None:
+        for session in self.sessions.values():
+            self._open(session)
+
+    def _open(self, session: Session) -> None:
+        impl = hosting_impl(session.spec.impl)
+        if session.spec.own_process:
+            process = self.pool.start(impl)
+            self._own.append(process)
+        else:
+            process = self.pool.shared(impl)
+        session.process = self._track(process)
+        args: dict[str, Any] = {
+            "session": session.spec.name,
+            "queue": session.prefix,
+            "client_name": session.client_name,
+        }
+        if session.spec.options:
+            args["options"] = session.spec.options
+        reply = process.request("open", args)
+        if not reply.ok:
+            raise StepFailure("adapter-error", f"open {session.spec.name!r} was refused: {reply.describe()}")
+
+    def stderr(self) -> dict[str, list[str]]:
+        """Each process's stderr written during this case (the last lines)."""
+        tails = {
+            process.label: process.stderr_since(mark)[-STDERR_LIMIT:] for process, mark in self._marks.items()
+        }
+        return {label: lines for label, lines in tails.items() if lines}
+
+    def close(self) -> None:
+        """Stop own processes, reset shared ones, delete the namespace; never raises."""
+        for process in self._own:
+            process.stop()
+        for process in self._marks:
+            if process not in self._own and process.alive:
+                with contextlib.suppress(AdapterFailure):
+                    if not process.request("reset").ok:
+                        process.broken = True
+        with contextlib.suppress(RedisError):
+            self.env.drop_namespace(self.ns)
+
+
+Verb = Callable[[CaseContext, dict[str, Any]], None]
+
+
+def _settle(ctx: CaseContext, method: str, reply: Reply, step: dict[str, Any]) -> None:
+    if reply.ok:
+        problems = data.schema_errors("adapter-protocol", reply.value, f"/$defs/results/{method}")
+        if problems:
+            raise StepFailure("violation", f"{method} result breaks the protocol ({'; '.join(problems)})")
+        outcome = Outcome(True, reply.value)
+    elif reply.kind == "domain":
+        outcome = Outcome(False, code=reply.code, message=reply.message)
+    elif reply.kind == "unsupported":
+        raise StepFailure("unsupported", f"the adapter does not support {method}: {reply.message}")
+    else:
+        raise StepFailure("adapter-error", f"the adapter reported {reply.describe()}")
+    _expect(ctx, step, outcome)
+
+
+def _expect(ctx: CaseContext, step: dict[str, Any], outcome: Outcome) -> None:
+    problem = expectation_failure(ctx.template(step["expect"]) if "expect" in step else None, outcome)
+    if problem:
+        raise StepFailure("mismatch", problem)
+    for var, pointer in step.get("save", {}).items():
+        if not outcome.ok:
+            raise StepFailure(CASE_ERROR, f"cannot save {var!r} from an error")
+        ctx.vars[var] = resolve_pointer(outcome.value, pointer)
+
+
+def _call(ctx: CaseContext, step: dict[str, Any]) -> None:
+    name, method = step["session"], step["call"]
+    params = ctx.template(step.get("args", {}))
+    problems = data.schema_errors("adapter-protocol", params, f"/$defs/params/{method}")
+    if problems:
+        raise StepFailure(CASE_ERROR, f"args of {method} break the protocol: {'; '.join(problems)}")
+    process = ctx.process_for(name)
+    args = {"session": name, "method": method, "params": params}
+    if "async" in step:
+        ctx.pending[step["async"]] = Pending(name, process.send("call", args), method)
+        return
+    wait_s = params.get("timeout_ms", 0) / 1000 if params.get("block") else 0
+    _settle(ctx, method, process.request("call", args, timeout_s=ctx.request_s + wait_s), step)
+
+
+def _await(ctx: CaseContext, step: dict[str, Any]) -> None:
+    pending = ctx.pending.pop(step["await"])
+    process = ctx.sessions[pending.session].process
+    if process is None:
+        raise StepFailure(CASE_ERROR, f"the process of {pending.session!r} was killed before the await")
+    _settle(ctx, pending.method, process.receive(pending.request_id, ctx.request_s), step)
+
+
+def _wait_blocked(ctx: CaseContext, step: dict[str, Any]) -> None:
+    session = ctx.sessions[step["wait_blocked"]]
+    if not ctx.env.wait_blocked(session.client_name, ctx.request_s):
+        raise StepFailure(
+            "mismatch",
+            f"no connection of session {session.spec.name!r} (CLIENT SETNAME {session.client_name}) "
+            f"blocked in Redis within {ctx.request_s:.1f} s",
+        )
+
+
+def _redis_value(value: Json) -> Any:
+    if is_bytes(value):
+        return decode_bytes(value)
+    return value
+
+
+def _as_json(reply: Any) -> Json:
+    if isinstance(reply, bytes):
+        return encode_bytes(reply)
+    if isinstance(reply, (list, tuple)):
+        return [_as_json(item) for item in reply]
+    return reply
+
+
+def _redis(ctx: CaseContext, step: dict[str, Any]) -> None:
+    command = [_redis_value(arg) for arg in ctx.template(step["redis"])]
+    try:
+        outcome = Outcome(True, _as_json(ctx.env.client.execute_command(*command)))
+    except ResponseError as exc:
+        text = str(exc)
+        outcome = Outcome(False, code=text.split(" ", 1)[0], message=text)
+    _expect(ctx, step, outcome)
+
+
+def _advance(ctx: CaseContext, step: dict[str, Any]) -> None:
+    ctx.env.advance(ctx.ns, step["advance_time_ms"])
+
+
+def _fault(ctx: CaseContext, step: dict[str, Any]) -> None:
+    kind = step["fault"]
+    targets = [step["session"]] if "session" in step else list(ctx.sessions)
+    if kind == "script-flush":
+        ctx.env.script_flush()
+    elif kind == "kill-connections":
+        ctx.env.kill_clients({ctx.sessions[name].client_name for name in targets})
+    elif kind == "kill-session-process":
+        for name in targets:
+            session = ctx.sessions[name]
+            if session.process is not None:
+                session.process.kill()
+                session.process = None
+            ctx.pending = {key: p for key, p in ctx.pending.items() if p.session != name}
+
+
+def _check(ctx: CaseContext, step: dict[str, Any]) -> None:
+    spec = ctx.template(step["check"])
+    if "state" in spec or "state_matches" in spec:
+        state = logical_state(ctx.env.client, ctx.prefix(spec.get("queue")))
+        for name, expected in spec.get("state", {}).items():
+            problem = difference(expected, state[name])
+            if problem:
+                raise StepFailure("mismatch", f"state.{name} {problem}")
+        if "state_matches" in spec:
+            problem = schema_mismatch(spec["state_matches"], state)
+            if problem:
+                raise StepFailure("mismatch", f"state {problem}")
+    if "keys" in spec:
+        _check_keys(ctx, dict(spec["keys"]))
+
+
+def _check_keys(ctx: CaseContext, expected: dict[str, Any]) -> None:
+    only = expected.pop("$only", False)
+    actual = raw_keys(ctx.env.client, ctx.env.namespace_keys(ctx.ns))
+    for name, want in expected.items():
+        got = actual.get(name)
+        if want is None and got is not None:
+            raise StepFailure("mismatch", f"key {name} exists ({got['type']}), expected no such key")
+        if want is not None and got is None:
+            raise StepFailure("mismatch", f"key {name} does not exist")
+        if isinstance(want, dict):
+            assert got is not None
+            for part, value in want.items():
+                problem = difference(value, got[part])
+                if problem:
+                    raise StepFailure("mismatch", f"key {name} {part} {problem}")
+    if only:
+        extra = sorted(set(actual) - {name for name, want in expected.items() if want is not None})
+        if extra:
+            raise StepFailure("mismatch", f"unexpected keys under {ctx.ns}: {', '.join(extra)}")
+
+
+VERBS: dict[str, Verb] = {
+    "call": _call,
+    "await": _await,
+    "wait_blocked": _wait_blocked,
+    "redis": _redis,
+    "advance_time_ms": _advance,
+    "fault": _fault,
+    "check": _check,
+}
+
+
+def verb_of(step: dict[str, Any]) -> str:
+    return next(verb for verb in VERBS if verb in step)
+
+
+def run_case(case: Case, env: RedisEnvironment, pool: AdapterPool) -> CaseRun:
+    """Execute ``case`` in a fresh namespace; every failure becomes part of the returned CaseRun."""
+    started = time.monotonic()
+    ctx = CaseContext(case, env, pool)
+    pool.observer = ctx.record
+    index: int | None = None
+    verb: str | None = None
+    failure: Failure | None = None
+    try:
+        ctx.open_all()
+        for position, step in enumerate(case.steps, 1):
+            index, verb = position, verb_of(step)
+            VERBS[verb](ctx, step)
+    except StepFailure as exc:
+        failure = Failure(index, verb, exc.kind, str(exc))
+    except TemplateError as exc:
+        failure = Failure(index, verb, CASE_ERROR, str(exc))
+    except AdapterFailure as exc:
+        failure = Failure(index, verb, exc.kind, str(exc))
+    except RedisError as exc:
+        failure = Failure(
+            index, verb, "redis", f"the runner's Redis command failed: {type(exc).__name__}: {exc}"
+        )
+    finally:
+        ctx.close()
+        pool.observer = None
+    run = CaseRun(
+        "pass" if failure is None else STATUS_BY_KIND[failure.kind], int((time.monotonic() - started) * 1000)
+    )
+    if failure is not None:
+        run.failure = failure
+        run.stderr = ctx.stderr()
+        run.transcript = list(ctx.transcript)
+    return run

@@ -1,0 +1,202 @@
+"""The reference adapter: conformance protocol v1 (conformance/PROTOCOL.md) over stdio, mapped
+onto :class:`rwq.WorkQueue`. Run it as ``python -m rwq.conformance.reference_adapter``.
+
+It only translates: JSON params to library calls, results and errors back to JSON. A port's
+adapter has the same shape.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import traceback
+from collections.abc import Callable
+from typing import Any, TextIO
+
+import redis
+
+from .. import __version__
+from ..client import WorkQueue
+from ..errors import RwqError
+from ..protocol.operations import CleanReport, Lease, Outcome
+from ..protocol.scripts import registry
+from .encoding import Json, decode_bytes, encode_bytes
+
+PROFILES = ["core"]
+OUTCOMES = {Outcome.DONE: "done", Outcome.GONE: "gone", Outcome.LEASE_LOST: "lease_lost"}
+
+
+def _id(value: Json) -> str:
+    return decode_bytes(value).decode("utf-8", "surrogateescape")
+
+
+def _id_json(item_id: str) -> Json:
+    return encode_bytes(item_id.encode("utf-8", "surrogateescape"))
+
+
+def _lease(value: Json) -> Lease:
+    return Lease(_id(value["id"]), b"", value["token"])
+
+
+def _lease_json(lease: Lease | None) -> Json:
+    if lease is None:
+        return None
+    return {"id": _id_json(lease.id), "data": encode_bytes(lease.data), "token": lease.token}
+
+
+def _target(value: Json) -> Lease | str:
+    return _lease(value["lease"]) if "lease" in value else _id(value["id"])
+
+
+def _clean(report: CleanReport) -> Json:
+    return {"requeued": [_id_json(item_id) for item_id in report.requeued], "dropped": report.dropped}
+
+
+def _counts(queue: WorkQueue) -> Json:
+    counts = queue.counts()
+    return {"queued": counts.queued, "processing": counts.processing}
+
+
+def _chunk(p: dict[str, Any]) -> dict[str, int]:
+    return {"chunk": p["chunk"]} if "chunk" in p else {}
+
+
+METHODS: dict[str, Callable[[WorkQueue, dict[str, Any]], Json]] = {
+    "add": lambda q, p: q.add(_id(p["id"]), decode_bytes(p["data"])),
+    "add_many": lambda q, p: q.add_many([(_id(i["id"]), decode_bytes(i["data"])) for i in p["items"]]),
+    "lease": lambda q, p: _lease_json(
+        q.lease(p["lease_ms"], block=p.get("block", False), timeout_ms=p.get("timeout_ms", 0))
+    ),
+    "lease_many": lambda q, p: [_lease_json(lease) for lease in q.lease_many(p["count"], p["lease_ms"])],
+    "renew": lambda q, p: q.renew(_lease(p["lease"]), p["lease_ms"]),
+    "renew_many": lambda q, p: q.renew_many([_lease(lease) for lease in p["leases"]], p["lease_ms"]),
+    "complete": lambda q, p: q.complete(_target(p), require_lease=p.get("require_lease", False)),
+    "complete_many": lambda q, p: [
+        OUTCOMES[outcome]
+        for outcome in q.complete_many(
+            [_target(t) for t in p["items"]], require_lease=p.get("require_lease", False)
+        )
+    ],
+    "release": lambda q, p: q.release(_lease(p["lease"])),
+    "release_many": lambda q, p: [
+        OUTCOMES[o] for o in q.release_many([_lease(lease) for lease in p["leases"]])
+    ],
+    "counts": lambda q, p: _counts(q),
+    "light_clean": lambda q, p: _clean(q.light_clean(**_chunk(p))),
+    "deep_clean": lambda q, p: _clean(q.deep_clean(**_chunk(p))),
+}
+
+
+OPS = ("hello", "open", "call", "close", "reset", "shutdown")
+
+
+class BadRequest(Exception):
+    """A request the adapter cannot parse (error kind ``protocol``)."""
+
+
+class Unsupported(Exception):
+    """A method this adapter does not implement (error kind ``unsupported``)."""
+
+
+class Adapter:
+    """Sessions by name, each one WorkQueue on its own redis-py client."""
+
+    def __init__(self) -> None:
+        self.redis_url = os.environ.get("RWQ_REDIS_URL", "")
+        self.sessions: dict[str, tuple[redis.Redis, WorkQueue]] = {}
+        self.done = False
+
+    def hello(self, args: dict[str, Any]) -> Json:
+        if 1 not in args.get("protocols", []):
+            raise BadRequest("this adapter speaks protocol 1 only")
+        self.redis_url = args.get("redis", {}).get("url") or self.redis_url
+        return {
+            "protocol": 1,
+            "implementation": {"name": "rwq", "language": "python", "version": __version__},
+            "profiles": PROFILES,
+            "methods": sorted(METHODS),
+            "scripts": {name: script.sha1 for name, script in registry().items()},
+        }
+
+    def open(self, args: dict[str, Any]) -> Json:
+        self.close(args)
+        client = redis.Redis.from_url(self.redis_url, client_name=args["client_name"])
+        options = args.get("options", {})
+        queue = WorkQueue(client, args["queue"], legacy_lease_key=options.get("legacy_lease_key", False))
+        self.sessions[args["session"]] = (client, queue)
+        return {}
+
+    def call(self, args: dict[str, Any]) -> Json:
+        if args["session"] not in self.sessions:
+            raise BadRequest(f"unknown session {args['session']!r}")
+        return METHODS[args["method"]](self.sessions[args["session"]][1], args["params"])
+
+    def close(self, args: dict[str, Any]) -> Json:
+        client, _ = self.sessions.pop(args["session"], (None, None))
+        if client is not None:
+            client.close()
+        return {}
+
+    def reset(self, args: dict[str, Any]) -> Json:
+        for name in list(self.sessions):
+            self.close({"session": name})
+        return {}
+
+    def shutdown(self, args: dict[str, Any]) -> Json:
+        self.reset(args)
+        self.done = True
+        return {}
+
+    def dispatch(self, request: dict[str, Any]) -> Json:
+        """Run one request; raises on anything :meth:`handle` reports as an error."""
+        op = request["op"]
+        if op not in OPS:
+            raise BadRequest(f"unknown op {op!r}")
+        if op == "call" and request["args"]["method"] not in METHODS:
+            raise Unsupported(request["args"]["method"])
+        return getattr(self, op)(request.get("args", {}))
+
+    def handle(self, line: str) -> dict[str, Any]:
+        """One request line in, one response object out."""
+        request_id = 0
+        error: dict[str, Any]
+        try:
+            request = json.loads(line)
+            request_id = request["id"]
+            return {"v": 1, "id": request_id, "ok": self.dispatch(request)}
+        except RwqError as exc:
+            error = {"kind": "domain", "code": exc.code, "message": str(exc)}
+        except Unsupported as exc:
+            error = {"kind": "unsupported", "code": "UNSUPPORTED", "message": f"no method {exc}"}
+        except (BadRequest, KeyError, TypeError, ValueError) as exc:
+            error = {"kind": "protocol", "code": "BAD_REQUEST", "message": f"{type(exc).__name__}: {exc}"}
+        except Exception as exc:  # anything else is an adapter or library bug, reported as such
+            error = {
+                "kind": "internal",
+                "code": "INTERNAL",
+                "message": f"{type(exc).__name__}: {exc}",
+                "detail": {"traceback": traceback.format_exc()},
+            }
+        return {"v": 1, "id": request_id, "err": error}
+
+
+def serve(stdin: TextIO, stdout: TextIO) -> None:
+    """Answer requests from ``stdin`` on ``stdout`` until ``shutdown`` or end of input."""
+    adapter = Adapter()
+    for line in stdin:
+        stdout.write(json.dumps(adapter.handle(line), separators=(",", ":")) + "\n")
+        stdout.flush()
+        if adapter.done:
+            return
+    adapter.reset({})
+
+
+def main() -> None:
+    protocol_out = sys.stdout
+    sys.stdout = sys.stderr  # stdout carries the protocol only: stray prints go to stderr
+    serve(sys.stdin, protocol_out)
+
+
+if __name__ == "__main__":
+    main()

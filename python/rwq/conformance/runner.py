@@ -1,0 +1,286 @@
+"""A conformance run, end to end: Redis, the adapter under test, the cases, the reports, the
+exit code.
+
+Exit codes: 0 conforms for the claimed profiles; 1 non-conformant (an unexpected failure, an
+xpass or a known-failures entry that matches nothing); 2 the adapter is broken (handshake
+failed, crash loop); 3 usage or configuration error; 4 nothing ran.
+"""
+
+from __future__ import annotations
+
+import shlex
+import sys
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from redis.exceptions import RedisError
+from rich.console import Console
+
+from .. import __version__
+from . import data
+from .adapter import PROTOCOL_VERSION, AdapterFailure, Hello, Timeouts
+from .cases import Case, CaseFileError, load_cases, matches
+from .environment import RedisEnvironment
+from .execution import CaseRun, Failure, run_case
+from .known_failures import KnownFailures, KnownFailuresError, apply_fail_entry
+from .pool import SUBJECT, AdapterPool
+from .redis_server import RedisUnavailable
+from .report import (
+    UNEXPECTED,
+    EventLog,
+    Terminal,
+    case_record,
+    now,
+    requirement_verdicts,
+    summarise,
+    write_report,
+)
+
+EXIT_CONFORMS = 0
+EXIT_NONCONFORMANT = 1
+EXIT_ADAPTER_BROKEN = 2
+EXIT_USAGE = 3
+EXIT_NOTHING_RAN = 4
+VERDICTS = {
+    EXIT_CONFORMS: "conforms",
+    EXIT_NONCONFORMANT: "non-conformant",
+    EXIT_ADAPTER_BROKEN: "adapter-broken",
+    EXIT_USAGE: "usage-error",
+    EXIT_NOTHING_RAN: "nothing-ran",
+}
+MAX_CONSECUTIVE_CRASHES = 3
+MAX_RESTARTS = 10
+
+
+class UsageError(Exception):
+    """The run cannot start as asked (exit code 3)."""
+
+
+@dataclass
+class RunConfig:
+    """What ``rwq conformance`` was asked to do."""
+
+    adapter: str
+    out: Path
+    profiles: tuple[str, ...] = ()
+    redis_url: str | None = None
+    known_failures: Path | None = None
+    pattern: str | None = None
+    cases_dir: Path | None = None
+    timeout_multiplier: float = 1.0
+    console: Console = field(default_factory=Console)
+
+
+def scripts_problems(hello: Hello) -> list[str]:
+    """How the adapter's embedded scripts differ from the canonical manifest."""
+    problems = []
+    for name, sha in sorted(data.canonical_scripts().items()):
+        theirs = hello.scripts.get(name)
+        if theirs is None:
+            problems.append(f"{name}: missing (canonical {sha})")
+        elif theirs != sha:
+            problems.append(f"{name}: {theirs} is not the canonical {sha}")
+    return problems
+
+
+def applicability(case: Case, claimed: set[str], capabilities: frozenset[str]) -> str | None:
+    """Why ``case`` does not apply to this run, or None."""
+    unclaimed = sorted(set(case.profiles) - claimed)
+    if unclaimed:
+        return f"profile(s) not claimed: {', '.join(unclaimed)}"
+    missing = sorted(set(case.needs) - capabilities)
+    if missing:
+        return f"environment lacks: {', '.join(missing)}"
+    return None
+
+
+class Run:
+    """One conformance run; :meth:`execute` returns the exit code."""
+
+    def __init__(self, config: RunConfig) -> None:
+        self.config = config
+        self.terminal = Terminal(config.console)
+        self.started_at = now()
+        self.started = time.monotonic()
+        self.records: list[dict[str, Any]] = []
+        self.aborted: str | None = None
+        self.hello: Hello | None = None
+        self.claimed: list[str] = []
+        self.scripts: list[str] | None = None
+        self.known = KnownFailures()
+        self.corpus: list[Case] = []
+        self.environment: dict[str, Any] = {}
+
+    # -- set-up --------------------------------------------------------------------------
+    def _prepare(self) -> tuple[list[str], list[Case]]:
+        argv = shlex.split(self.config.adapter)
+        if not argv:
+            raise UsageError("--adapter is empty")
+        if self.config.timeout_multiplier <= 0:
+            raise UsageError("--timeout-multiplier must be positive")
+        try:
+            self.corpus = load_cases(self.config.cases_dir or data.cases_dir())
+        except CaseFileError as exc:
+            raise UsageError(str(exc)) from exc
+        if self.config.known_failures is not None:
+            try:
+                self.known = KnownFailures.load(self.config.known_failures)
+            except KnownFailuresError as exc:
+                raise UsageError(f"invalid known-failures file: {exc}") from exc
+        selected = [
+            case for case in self.corpus if not self.config.pattern or matches(case, self.config.pattern)
+        ]
+        if not selected:
+            raise UsageError(f"no case matches -k {self.config.pattern!r}")
+        return argv, selected
+
+    def execute(self) -> int:
+        try:
+            argv, selected = self._prepare()
+        except UsageError as exc:
+            self.terminal.message(f"usage error: {exc}", "bold red")
+            return EXIT_USAGE
+        self.config.out.mkdir(parents=True, exist_ok=True)
+        with EventLog(self.config.out / "events.jsonl") as events:
+            try:
+                env = (
+                    RedisEnvironment.external(self.config.redis_url)
+                    if self.config.redis_url
+                    else RedisEnvironment.managed()
+                )
+            except (RedisError, RedisUnavailable, OSError, ValueError) as exc:
+                self.terminal.message(f"usage error: cannot use Redis: {exc}", "bold red")
+                return EXIT_USAGE
+            self.environment = env.describe()
+            events.emit(
+                "run_started",
+                suite={"version": __version__, "protocol": PROTOCOL_VERSION},
+                argv=sys.argv,
+                adapter=self.config.adapter,
+                environment=self.environment,
+                cases=len(selected),
+            )
+            log_dir = self.config.out / "adapters"
+            log_dir.mkdir(exist_ok=True)
+            pool = AdapterPool(
+                argv,
+                redis_url=env.url,
+                timeouts=Timeouts().scaled(self.config.timeout_multiplier),
+                log_dir=log_dir,
+                emit=events.emit,
+            )
+            try:
+                code = self._run(selected, env, pool, events)
+            finally:
+                pool.close()
+                env.close()
+            report = self._report(code)
+            events.emit("run_finished", summary=report["summary"], verdict=report["verdict"], exit_code=code)
+        write_report(self.config.out / "report.json", report)
+        self.terminal.final(report)
+        return code
+
+    def _run(self, selected: list[Case], env: RedisEnvironment, pool: AdapterPool, events: EventLog) -> int:
+        try:
+            pool.shared(SUBJECT)
+        except AdapterFailure as exc:
+            self.aborted = f"the adapter failed its handshake: {exc}"
+            events.emit("adapter_broken", reason=self.aborted)
+            return EXIT_ADAPTER_BROKEN
+        self.hello = pool.hellos[SUBJECT]
+        events.emit("adapter_ready", hello=self.hello.raw)
+        undeclared = sorted(set(self.config.profiles) - set(self.hello.profiles))
+        if undeclared:
+            self.aborted = f"profile(s) claimed but not declared by the adapter: {', '.join(undeclared)}"
+            self.terminal.message(f"usage error: {self.aborted}", "bold red")
+            return EXIT_USAGE
+        self.claimed = list(self.config.profiles or self.hello.profiles)
+        self.scripts = scripts_problems(self.hello)
+        self.terminal.header(self.hello.implementation, self.claimed, self.environment)
+        if self.scripts:
+            self.terminal.message("embedded scripts differ from the canonical RWQ/1 scripts:", "bold red")
+            for problem in self.scripts:
+                self.terminal.message(f"  {problem}", "red")
+        for case in selected:
+            record = self._case(case, env, pool)
+            self.records.append(record)
+            events.emit("case_finished", case=record)
+            self.terminal.case(record)
+            if not self.aborted:
+                self._check_crash_loop(pool)
+        return self._exit_code()
+
+    def _case(self, case: Case, env: RedisEnvironment, pool: AdapterPool) -> dict[str, Any]:
+        if self.aborted:
+            return case_record(case, "not-run", note=self.aborted)
+        reason = applicability(case, set(self.claimed), env.capabilities)
+        if reason:
+            return case_record(case, "not-applicable", note=reason)
+        skip = self.known.find("skip", case)
+        if skip:
+            return case_record(case, "skip", known=skip, note=f"known-failures skip: {skip.reason}")
+        if self.scripts:
+            message = "the adapter's embedded scripts are not the canonical RWQ/1 scripts: " + "; ".join(
+                self.scripts
+            )
+            run = CaseRun("fail", 0, Failure(None, None, "scripts", message))
+        else:
+            run = run_case(case, env, pool)
+        entry = self.known.find("fail", case)
+        status = apply_fail_entry(entry, run.status, run.failure.message if run.failure else None)
+        note = "listed in [[fail]] of the known-failures file, but passed" if status == "xpass" else None
+        return case_record(case, status, run=run, known=entry, note=note)
+
+    def _check_crash_loop(self, pool: AdapterPool) -> None:
+        """Abort (the remaining cases become not-run) when the adapter keeps dying."""
+        recent = [record["status"] for record in self.records[-MAX_CONSECUTIVE_CRASHES:]]
+        if len(recent) == MAX_CONSECUTIVE_CRASHES and all(s in ("crash", "timeout") for s in recent):
+            self.aborted = f"{MAX_CONSECUTIVE_CRASHES} cases in a row crashed or timed out the adapter"
+        elif pool.restarts >= MAX_RESTARTS:
+            self.aborted = f"the adapter was restarted {pool.restarts} times"
+
+    def _exit_code(self) -> int:
+        if self.aborted:
+            return EXIT_ADAPTER_BROKEN
+        statuses = {record["status"] for record in self.records}
+        if not statuses & {"pass", "fail", "error", "timeout", "crash", "xfail", "xpass"}:
+            return EXIT_NOTHING_RAN
+        if statuses & UNEXPECTED or self.known.unmatched(self.corpus):
+            return EXIT_NONCONFORMANT
+        return EXIT_CONFORMS
+
+    # -- report --------------------------------------------------------------------------
+    def _report(self, code: int) -> dict[str, Any]:
+        hello = self.hello
+        return {
+            "report_format": 1,
+            "suite": {"name": "rwq", "version": __version__, "protocol": PROTOCOL_VERSION},
+            "started_at": self.started_at,
+            "duration_ms": int((time.monotonic() - self.started) * 1000),
+            "argv": sys.argv,
+            "adapter": {"command": self.config.adapter, "hello": hello.raw if hello else None},
+            "implementation": hello.implementation if hello else None,
+            "claimed_profiles": self.claimed,
+            "environment": self.environment,
+            "scripts_check": None
+            if self.scripts is None
+            else {"ok": not self.scripts, "problems": self.scripts},
+            "verdict": VERDICTS[code],
+            "exit_code": code,
+            "aborted": self.aborted,
+            "summary": summarise(self.records),
+            "cases": self.records,
+            "requirements": requirement_verdicts(self.records),
+            "known_failures": {
+                "file": self.known.path,
+                "entries": [entry.to_json() for entry in self.known.entries],
+                "unmatched": [entry.to_json() for entry in self.known.unmatched(self.corpus)],
+            },
+        }
+
+
+def run(config: RunConfig) -> int:
+    """Run the suite as configured; returns the exit code."""
+    return Run(config).execute()

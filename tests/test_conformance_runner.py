@@ -1,0 +1,459 @@
+"""The conformance runner: the shipped cases pass against the reference adapter, and broken
+adapters, known-failure files and bad invocations get the right reports and exit codes."""
+
+from __future__ import annotations
+
+import io
+import json
+import re
+import shlex
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+from typing import Any
+
+import pytest
+from rich.console import Console
+
+from rwq.conformance import data
+from rwq.conformance.cases import load_cases
+from rwq.conformance.redis_server import RedisServer
+from rwq.conformance.runner import (
+    EXIT_ADAPTER_BROKEN,
+    EXIT_CONFORMS,
+    EXIT_NONCONFORMANT,
+    EXIT_NOTHING_RAN,
+    EXIT_USAGE,
+    RunConfig,
+    run,
+)
+
+REFERENCE = f"{shlex.quote(sys.executable)} -m rwq.conformance.reference_adapter"
+CLOSING = re.compile(r"^(\d+) passed, (\d+) failed, (\d+) skipped$")
+
+
+class Outcome:
+    """One in-process run: exit code, report.json, events and the terminal text."""
+
+    def __init__(self, code: int, out: Path, text: str) -> None:
+        self.code = code
+        self.text = text
+        self.report: dict[str, Any] = json.loads((out / "report.json").read_text())
+        self.events = [json.loads(line) for line in (out / "events.jsonl").read_text().splitlines()]
+        assert not data.schema_errors("conformance-report", self.report)
+
+    def status(self, case_id: str) -> str:
+        return str(next(c["status"] for c in self.report["cases"] if c["id"] == case_id))
+
+    def case(self, case_id: str) -> dict[str, Any]:
+        return next(c for c in self.report["cases"] if c["id"] == case_id)
+
+    @property
+    def closing(self) -> tuple[int, int, int]:
+        match = CLOSING.match(self.text.rstrip("\n").splitlines()[-1])
+        assert match, self.text[-500:]
+        return int(match[1]), int(match[2]), int(match[3])
+
+
+def conformance(tmp_path: Path, adapter: str = REFERENCE, **options: Any) -> Outcome:
+    out = tmp_path / f"out-{len(list(tmp_path.glob('out-*')))}"
+    buffer = io.StringIO()
+    config = RunConfig(adapter=adapter, out=out, console=Console(file=buffer, width=200), **options)
+    code = run(config)
+    return Outcome(code, out, buffer.getvalue())
+
+
+def adapter_script(tmp_path: Path, name: str, body: str) -> str:
+    """A throwaway adapter program; its command line for --adapter."""
+    path = tmp_path / f"{name}.py"
+    path.write_text(textwrap.dedent(body))
+    return f"{shlex.quote(sys.executable)} {shlex.quote(str(path))}"
+
+
+def reference_variant(tmp_path: Path, name: str, methods: str) -> str:
+    """The reference adapter with some Adapter methods overridden (a deliberately wrong port)."""
+    head = "import os, sys\nfrom rwq.conformance import reference_adapter as ra\n\n\n"
+    head += "class Variant(ra.Adapter):\n"
+    tail = "\n\nra.Adapter = Variant\nra.main()\n"
+    body = head + textwrap.indent(textwrap.dedent(methods), "    ") + tail
+    return adapter_script(tmp_path, name, body)
+
+
+# -- the reference run ---------------------------------------------------------------------------
+
+
+def test_reference_adapter_passes_every_case(tmp_path: Path) -> None:
+    outcome = conformance(tmp_path)
+    failed = {c["id"]: c["failure"] for c in outcome.report["cases"] if c["status"] != "pass"}
+    assert failed == {}
+    assert outcome.code == EXIT_CONFORMS
+    total = len(load_cases(data.cases_dir()))
+    assert outcome.closing == (total, 0, 0)
+    assert outcome.report["verdict"] == "conforms"
+    assert outcome.report["scripts_check"] == {"ok": True, "problems": []}
+    assert outcome.report["implementation"]["language"] == "python"
+    assert outcome.report["environment"]["clock"] == "frozen"
+    assert all(v["verdict"] == "pass" for v in outcome.report["requirements"].values())
+    names = [event["event"] for event in outcome.events]
+    assert names[:2] == ["run_started", "adapter_ready"]
+    assert names.count("case_finished") == total
+    assert names[-1] == "run_finished"
+
+
+def test_external_redis_uses_state_surgery_and_touches_only_its_namespaces(
+    tmp_path: Path, redis_server: RedisServer
+) -> None:
+    client = redis_server.client()
+    client.set("someone-else", "keep", px=600_000)
+    outcome = conformance(tmp_path, redis_url=redis_server.url, pattern="clean/**")
+    assert outcome.code == EXIT_CONFORMS
+    assert outcome.report["environment"]["clock"] == "surgery"
+    assert outcome.status("clean/light/requeues-expired-lease") == "pass"
+    boundary = outcome.case("clean/light/expiry-boundary")
+    assert (boundary["status"], boundary["note"]) == ("not-applicable", "environment lacks: frozen-clock")
+    assert client.keys("rwqc:*") == []
+    assert client.get("someone-else") == b"keep"
+    assert 590_000 < client.pttl("someone-else") <= 600_000
+    client.delete("someone-else")
+
+
+def test_cli_end_to_end(tmp_path: Path) -> None:
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "rwq.cli",
+            "conformance",
+            "--adapter",
+            REFERENCE,
+            "-k",
+            "lease/fifo",
+            "--out",
+            str(tmp_path / "out"),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert done.returncode == EXIT_CONFORMS, done.stdout + done.stderr
+    assert done.stdout.splitlines()[-1] == "1 passed, 0 failed, 0 skipped"
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["conformance"],
+        ["conformance", "--adapter", "x", "--bogus"],
+        ["conformance", "--adapter", REFERENCE, "-k", "no/such/case"],
+    ],
+)
+def test_cli_usage_errors_exit_3(argv: list[str], tmp_path: Path) -> None:
+    done = subprocess.run(
+        [sys.executable, "-m", "rwq.cli", *argv, "--out", str(tmp_path / "out")],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert done.returncode == EXIT_USAGE, done.stdout + done.stderr
+
+
+def test_undeclared_profile_is_a_usage_error(tmp_path: Path) -> None:
+    outcome = conformance(tmp_path, profiles=("core", "retry"), pattern="counts/")
+    assert outcome.code == EXIT_USAGE
+    assert "retry" in outcome.report["aborted"]
+
+
+def test_nothing_applicable_exits_4(tmp_path: Path) -> None:
+    adapter = reference_variant(
+        tmp_path,
+        "no-core",
+        """
+        def hello(self, args):
+            reply = super().hello(args)
+            reply["profiles"] = ["delay"]
+            return reply
+        """,
+    )
+    outcome = conformance(tmp_path, adapter=adapter, pattern="counts/")
+    assert outcome.code == EXIT_NOTHING_RAN
+    assert outcome.closing == (0, 0, 2)
+    assert {c["status"] for c in outcome.report["cases"]} == {"not-applicable"}
+
+
+# -- broken adapters -----------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("name", "body", "expected"),
+    [
+        ("crash-on-hello", "import sys\nsys.stdin.readline()\nsys.exit(3)\n", "exit code 3"),
+        ("garbage", "import sys\nsys.stdin.readline()\nprint('hello, world', flush=True)\n", "not JSON"),
+        ("hang", "import sys, time\nsys.stdin.readline()\ntime.sleep(60)\n", "no reply"),
+        (
+            "wrong-id",
+            'import sys\nsys.stdin.readline()\nprint(\'{"v":1,"id":99,"ok":{}}\', flush=True)\n'
+            "sys.stdin.readline()\n",
+            "id 99",
+        ),
+        ("missing", "", "exit code 0"),
+    ],
+    ids=["crash-on-hello", "garbage", "hang", "wrong-id", "missing"],
+)
+def test_broken_handshake_exits_2(tmp_path: Path, name: str, body: str, expected: str) -> None:
+    outcome = conformance(tmp_path, adapter=adapter_script(tmp_path, name, body), timeout_multiplier=0.05)
+    assert outcome.code == EXIT_ADAPTER_BROKEN
+    assert outcome.report["verdict"] == "adapter-broken"
+    assert expected in outcome.report["aborted"]
+    assert outcome.report["cases"] == []
+    assert outcome.closing == (0, 0, 0)
+
+
+def test_unstartable_adapter_exits_2(tmp_path: Path) -> None:
+    outcome = conformance(tmp_path, adapter=str(tmp_path / "does-not-exist"))
+    assert outcome.code == EXIT_ADAPTER_BROKEN
+    assert "cannot start adapter" in outcome.report["aborted"]
+
+
+def test_wrong_results_fail_the_case(tmp_path: Path) -> None:
+    adapter = reference_variant(
+        tmp_path,
+        "always-first",
+        """
+        def call(self, args):
+            result = super().call(args)
+            return True if args["method"] == "complete" else result
+        """,
+    )
+    outcome = conformance(tmp_path, adapter=adapter, pattern="complete/first-completer/*")
+    assert outcome.code == EXIT_NONCONFORMANT
+    failure = outcome.case("complete/first-completer/only-first-gets-true")["failure"]
+    assert failure["kind"] == "mismatch"
+    assert (failure["step"], failure["verb"]) == (4, "call")
+    assert "expected false, got true" in failure["message"]
+    assert outcome.report["requirements"]["RWQ-COMPLETE-002"]["verdict"] == "fail"
+
+
+def test_wrong_state_fails_the_check(tmp_path: Path) -> None:
+    adapter = reference_variant(
+        tmp_path,
+        "leaks-lease",
+        """
+        def call(self, args):
+            result = super().call(args)
+            if args["method"] == "complete":
+                queue = self.sessions[args["session"]][1]
+                queue._redis.set(queue.keys.lease(ra._id(args["params"]["lease"]["id"])), b"x")
+            return result
+        """,
+    )
+    outcome = conformance(tmp_path, adapter=adapter, pattern="complete/effects/removes-every-key")
+    failure = outcome.case("complete/effects/removes-every-key")["failure"]
+    assert outcome.code == EXIT_NONCONFORMANT
+    assert "unexpected keys" in failure["message"]
+    assert ":lease:a" in failure["message"]
+
+
+def test_crash_mid_run_is_reported_and_the_adapter_restarted(tmp_path: Path) -> None:
+    adapter = reference_variant(
+        tmp_path,
+        "dies-on-deep-clean",
+        """
+        def call(self, args):
+            if args["method"] == "deep_clean":
+                print("about to die", file=sys.stderr, flush=True)
+                os._exit(7)
+            return super().call(args)
+        """,
+    )
+    outcome = conformance(tmp_path, adapter=adapter, pattern="clean/deep/requeues-orphan")
+    record = outcome.case("clean/deep/requeues-orphan")
+    assert outcome.code == EXIT_NONCONFORMANT
+    assert record["status"] == "crash"
+    assert "exit code 7" in record["failure"]["message"]
+    assert any("about to die" in line for lines in record["stderr"].values() for line in lines)
+    assert record["transcript"][-1]["direction"] == "sent"
+
+    outcome = conformance(tmp_path, adapter=adapter, pattern="clean/**")
+    assert outcome.code == EXIT_ADAPTER_BROKEN
+    assert outcome.status("clean/light/requeues-expired-lease") == "pass"
+    assert "in a row" in outcome.report["aborted"]
+    assert [event["event"] for event in outcome.events].count("adapter_restarted") == 2
+
+
+def test_hang_mid_call_times_out(tmp_path: Path) -> None:
+    adapter = reference_variant(
+        tmp_path,
+        "hangs-on-counts",
+        """
+        def call(self, args):
+            if args["method"] == "counts":
+                import time
+                time.sleep(60)
+            return super().call(args)
+        """,
+    )
+    outcome = conformance(
+        tmp_path, adapter=adapter, pattern="counts/values/empty-queue", timeout_multiplier=0.1
+    )
+    assert outcome.status("counts/values/empty-queue") == "timeout"
+    assert outcome.code == EXIT_NONCONFORMANT
+
+
+def test_stray_stdout_is_a_protocol_violation(tmp_path: Path) -> None:
+    adapter = reference_variant(
+        tmp_path,
+        "chatty",
+        """
+        def call(self, args):
+            if args["method"] == "counts":
+                sys.__stdout__.write("debug: counting\\n")
+                sys.__stdout__.flush()
+            return super().call(args)
+        """,
+    )
+    outcome = conformance(tmp_path, adapter=adapter, pattern="counts/values/empty-queue")
+    record = outcome.case("counts/values/empty-queue")
+    assert (record["status"], record["failure"]["kind"]) == ("error", "violation")
+    assert "debug: counting" in record["failure"]["message"]
+
+
+def test_result_shape_is_checked_against_the_protocol(tmp_path: Path) -> None:
+    adapter = reference_variant(
+        tmp_path,
+        "bad-shape",
+        """
+        def call(self, args):
+            result = super().call(args)
+            return {"ready": 0} if args["method"] == "counts" else result
+        """,
+    )
+    outcome = conformance(tmp_path, adapter=adapter, pattern="counts/values/empty-queue")
+    failure = outcome.case("counts/values/empty-queue")["failure"]
+    assert failure["kind"] == "violation"
+    assert "queued" in failure["message"]
+
+
+def test_unsupported_method_fails(tmp_path: Path) -> None:
+    adapter = reference_variant(
+        tmp_path,
+        "no-counts",
+        """
+        def call(self, args):
+            if args["method"] == "counts":
+                raise ra.Unsupported("counts")
+            return super().call(args)
+        """,
+    )
+    outcome = conformance(tmp_path, adapter=adapter, pattern="counts/values/empty-queue")
+    assert outcome.case("counts/values/empty-queue")["failure"]["kind"] == "unsupported"
+    assert outcome.code == EXIT_NONCONFORMANT
+
+
+def test_script_sha_mismatch_fails_every_case(tmp_path: Path) -> None:
+    adapter = reference_variant(
+        tmp_path,
+        "old-scripts",
+        """
+        def hello(self, args):
+            reply = super().hello(args)
+            reply["scripts"]["lease"] = "0" * 40
+            del reply["scripts"]["claim"]
+            return reply
+        """,
+    )
+    outcome = conformance(tmp_path, adapter=adapter, pattern="counts/")
+    assert outcome.code == EXIT_NONCONFORMANT
+    assert outcome.report["scripts_check"]["ok"] is False
+    assert {c["failure"]["kind"] for c in outcome.report["cases"]} == {"scripts"}
+    assert "lease: 0000" in outcome.case("counts/values/empty-queue")["failure"]["message"]
+    assert outcome.closing == (0, 2, 0)
+
+
+# -- known failures ------------------------------------------------------------------------------
+
+
+def known(tmp_path: Path, text: str) -> Path:
+    path = tmp_path / "known-failures.toml"
+    path.write_text("format = 1\n" + textwrap.dedent(text))
+    return path
+
+
+def test_known_failure_that_passes_fails_the_run(tmp_path: Path) -> None:
+    path = known(tmp_path, '[[fail]]\ncase = "counts/values/empty-queue"\nreason = "thought broken"\n')
+    outcome = conformance(tmp_path, known_failures=path, pattern="counts/")
+    assert outcome.status("counts/values/empty-queue") == "xpass"
+    assert outcome.code == EXIT_NONCONFORMANT
+
+
+def test_known_failure_entry_matching_nothing_fails_the_run(tmp_path: Path) -> None:
+    path = known(tmp_path, '[[skip]]\ncase = "counts/no-such/case"\nreason = "typo"\n')
+    outcome = conformance(tmp_path, known_failures=path, pattern="counts/")
+    assert outcome.closing == (2, 0, 0)
+    assert outcome.report["known_failures"]["unmatched"][0]["case"] == "counts/no-such/case"
+    assert outcome.code == EXIT_NONCONFORMANT
+
+
+def test_known_failures_xfail_and_skip_conform(tmp_path: Path) -> None:
+    adapter = reference_variant(
+        tmp_path,
+        "always-first",
+        """
+        def call(self, args):
+            result = super().call(args)
+            return True if args["method"] == "complete" else result
+        """,
+    )
+    path = known(
+        tmp_path,
+        """
+        [[fail]]
+        case = "complete/first-completer/*"
+        reason = "complete always reports true"
+        message = "expected false"
+
+        [[skip]]
+        case = "complete/unknown/**"
+        reason = "not today"
+        """,
+    )
+    outcome = conformance(tmp_path, adapter=adapter, known_failures=path, pattern="complete/**")
+    assert outcome.status("complete/first-completer/only-first-gets-true") == "xfail"
+    assert outcome.status("complete/unknown/unknown-id-false") == "skip"
+    assert outcome.status("complete/require-lease/holder-succeeds") == "pass"
+    assert outcome.code == EXIT_CONFORMS
+
+
+def test_known_failure_with_other_message_stays_a_failure(tmp_path: Path) -> None:
+    adapter = reference_variant(
+        tmp_path,
+        "always-first",
+        """
+        def call(self, args):
+            result = super().call(args)
+            return True if args["method"] == "complete" else result
+        """,
+    )
+    path = known(
+        tmp_path,
+        '[[fail]]\ncase = "complete/first-completer/**"\nreason = "r"\nmessage = "something else"\n',
+    )
+    outcome = conformance(tmp_path, adapter=adapter, known_failures=path, pattern="complete/first-completer/")
+    assert outcome.status("complete/first-completer/only-first-gets-true") == "fail"
+    assert outcome.code == EXIT_NONCONFORMANT
+
+
+@pytest.mark.parametrize(
+    "text",
+    ['[[fail]]\ncase = "x/y"\n', "[[fail]\n", '[[fail]]\ncase = "BAD ID"\nreason = "r"\n'],
+)
+def test_invalid_known_failures_file_is_a_usage_error(tmp_path: Path, text: str) -> None:
+    path = known(tmp_path, text)
+    code = run(
+        RunConfig(
+            adapter=REFERENCE, out=tmp_path / "out", known_failures=path, console=Console(file=io.StringIO())
+        )
+    )
+    assert code == EXIT_USAGE
