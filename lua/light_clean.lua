@@ -2,7 +2,7 @@
 -- Examines one bounded chunk of the processing list, oldest entries first, and puts abandoned
 -- items (item key present, neither lease key present) back in the queue; ghost entries (no
 -- item key) are dropped. A client cleans the whole list by calling again with the returned
--- cursor until it is 0.
+-- cursor until it is -1.
 -- Profile retry: an abandoned item counts as a failed attempt; one whose attempts are used up
 -- (attempts >= max_attempts of <P>:policy) is dead-lettered ("lease expired") instead.
 -- Profile delay: first moves up to `max` due delayed items to the queue.
@@ -11,7 +11,7 @@
 -- ARGV[1]  cursor       integer >= 0: entries counted from the oldest end already examined and kept
 -- ARGV[2]  max          integer, 1..1000: entries to examine in this call
 -- Reply    [next_cursor, [requeued id, ...], dropped_ghosts, [dead-lettered id, ...], promoted];
---          next_cursor = 0 once the newest entry has been examined
+--          next_cursor = -1 once the newest entry has been examined
 -- Errors   RWQ_INVALID_ARGUMENT (nothing is written)
 -- Effects  abandoned: LREM <P>:processing -1 <id> then LPUSH <P>:queue <id> (or dead-letter:
 --          payload to <P>:dead:data, ZADD <P>:dead, HSET <P>:dead:info, HDEL <P>:attempts);
@@ -69,6 +69,6 @@ for i = #ids, 1, -1 do
     end
   end
 end
-local next_cursor = 0
+local next_cursor = -1
 if #ids == max then next_cursor = cursor + kept end
 return {next_cursor, requeued, dropped, buried, promoted}

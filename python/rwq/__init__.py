@@ -1,6 +1,7 @@
 """rwq: the reference Python client of RWQ/1, a work queue protocol on Redis."""
 
 from .aio import AsyncWorkQueue
+from .aio_worker import AsyncJob, AsyncWorker
 from .client import WorkQueue
 from .errors import InvalidArgument, LeaseLost, RedisFailure, RwqError, UnsupportedServer
 from .protocol.operations import (
@@ -15,18 +16,22 @@ from .protocol.operations import (
     RwqWarning,
 )
 from .protocol.scripts import PROTOCOL
+from .worker import Job, Worker, WorkerStats
 
 __version__ = "1.0.0.dev0"
 
 __all__ = [
     "PROTOCOL",
+    "AsyncJob",
     "AsyncWorkQueue",
+    "AsyncWorker",
     "CleanReport",
     "Counts",
     "DeadItem",
     "FailOutcome",
     "FailResult",
     "InvalidArgument",
+    "Job",
     "Lease",
     "LeaseLost",
     "Outcome",
@@ -36,5 +41,7 @@ __all__ = [
     "RwqWarning",
     "UnsupportedServer",
     "WorkQueue",
+    "Worker",
+    "WorkerStats",
     "__version__",
 ]

@@ -324,7 +324,7 @@ def light_clean(keys: QueueKeys, *, chunk: int = 100) -> Plan[CleanReport]:
         buried += [v.decode_id(raw) for raw in dead]
         dropped += ghosts
         promoted += moved
-        if cursor == 0:
+        if cursor < 0:
             break
     yield from _trim_dead(keys)
     return CleanReport(tuple(requeued), dropped, tuple(buried), promoted)

@@ -1,0 +1,405 @@
+// Command rwq-adapter is the conformance adapter of the Go client: protocol 1 of
+// conformance/PROTOCOL.md, NDJSON requests on stdin and replies on stdout. It only maps JSON to
+// rwq calls and back; stdout carries nothing but replies (logs go to stderr).
+package main
+
+import (
+	"bufio"
+	"context"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"runtime/debug"
+	"slices"
+	"unicode/utf8"
+
+	"github.com/redis/go-redis/v9"
+	"github.com/rwq-protocol/rwq/conformance/adapters/go/rwq"
+)
+
+var ctx = context.Background()
+
+// jbytes is a bytes value: {"utf8": "..."} or {"base64": "..."}.
+type jbytes []byte
+
+func (b *jbytes) UnmarshalJSON(raw []byte) error {
+	var v map[string]string
+	if err := json.Unmarshal(raw, &v); err != nil || len(v) != 1 {
+		return fmt.Errorf(`not a bytes value ({"utf8": ...} or {"base64": ...}): %s`, raw)
+	}
+	if s, ok := v["utf8"]; ok {
+		*b = []byte(s)
+		return nil
+	}
+	s, ok := v["base64"]
+	if !ok {
+		return fmt.Errorf("not a bytes value: %s", raw)
+	}
+	d, err := base64.StdEncoding.Strict().DecodeString(s)
+	*b = d
+	return err
+}
+
+func (b jbytes) MarshalJSON() ([]byte, error) {
+	if utf8.Valid(b) {
+		return json.Marshal(map[string]string{"utf8": string(b)})
+	}
+	return json.Marshal(map[string]string{"base64": base64.StdEncoding.EncodeToString(b)})
+}
+
+// jlease is a lease as results carry it and as the runner passes it back (data ignored).
+type jlease struct {
+	ID    jbytes `json:"id"`
+	Data  jbytes `json:"data"`
+	Token string `json:"token"`
+}
+
+func (l jlease) lease() rwq.Lease { return rwq.Lease{ID: string(l.ID), Token: l.Token} }
+
+// params holds every method's parameters; absent ones stay zero and the library judges them.
+type params struct {
+	ID           *jbytes  `json:"id"`
+	Data         jbytes   `json:"data"`
+	Lease        *jlease  `json:"lease"`
+	Items        []params `json:"items"` // add_many: {id, data}; complete_many: {id} or {lease}
+	Leases       []jlease `json:"leases"`
+	LeaseMs      int64    `json:"lease_ms"`
+	Block        bool     `json:"block"`
+	TimeoutMs    int64    `json:"timeout_ms"`
+	Count        int      `json:"count"`
+	RequireLease bool     `json:"require_lease"`
+	Chunk        *int     `json:"chunk"`
+}
+
+func (p params) id() string {
+	if p.ID == nil {
+		return ""
+	}
+	return string(*p.ID)
+}
+
+// target is what complete acts on: an id (a lease without a token) or a lease.
+func (p params) target() (rwq.Lease, error) {
+	if (p.ID == nil) == (p.Lease == nil) {
+		return rwq.Lease{}, badRequest("complete takes exactly one of id and lease")
+	}
+	if p.Lease != nil {
+		return p.Lease.lease(), nil
+	}
+	return rwq.Lease{ID: p.id()}, nil
+}
+
+func (p params) chunk(def int) int {
+	if p.Chunk == nil {
+		return def
+	}
+	return *p.Chunk
+}
+
+func leaseJSON(l *rwq.Lease) any {
+	if l == nil {
+		return nil
+	}
+	return jlease{ID: jbytes(l.ID), Data: l.Data, Token: l.Token}
+}
+
+func leasesOf(in []jlease) []rwq.Lease {
+	out := make([]rwq.Lease, len(in))
+	for i, l := range in {
+		out[i] = l.lease()
+	}
+	return out
+}
+
+func outcomes(out []rwq.Outcome, err error) (any, error) {
+	names := make([]string, len(out))
+	for i, o := range out {
+		names[i] = o.String() // done, gone, lease_lost
+	}
+	return names, err
+}
+
+func cleanJSON(r rwq.CleanReport, err error) (any, error) {
+	requeued := make([]jbytes, len(r.Requeued))
+	for i, id := range r.Requeued {
+		requeued[i] = jbytes(id)
+	}
+	return map[string]any{"requeued": requeued, "dropped": r.Dropped}, err
+}
+
+var methods = map[string]func(q *rwq.Queue, p params) (any, error){
+	"add": func(q *rwq.Queue, p params) (any, error) { return q.Add(ctx, p.id(), p.Data) },
+	"add_many": func(q *rwq.Queue, p params) (any, error) {
+		items := make([]rwq.Item, len(p.Items))
+		for i, it := range p.Items {
+			items[i] = rwq.Item{ID: it.id(), Data: it.Data}
+		}
+		return q.AddMany(ctx, items)
+	},
+	"lease": func(q *rwq.Queue, p params) (any, error) {
+		if p.Block {
+			l, err := q.LeaseBlocking(ctx, p.LeaseMs, p.TimeoutMs)
+			return leaseJSON(l), err
+		}
+		l, err := q.Lease(ctx, p.LeaseMs)
+		return leaseJSON(l), err
+	},
+	"lease_many": func(q *rwq.Queue, p params) (any, error) {
+		leases, err := q.LeaseMany(ctx, p.Count, p.LeaseMs)
+		out := make([]any, len(leases))
+		for i := range leases {
+			out[i] = leaseJSON(&leases[i])
+		}
+		return out, err
+	},
+	"renew": func(q *rwq.Queue, p params) (any, error) {
+		if p.Lease == nil {
+			return nil, badRequest("renew needs a lease")
+		}
+		return q.Renew(ctx, p.Lease.lease(), p.LeaseMs)
+	},
+	"renew_many": func(q *rwq.Queue, p params) (any, error) {
+		return q.RenewMany(ctx, leasesOf(p.Leases), p.LeaseMs)
+	},
+	"complete": func(q *rwq.Queue, p params) (any, error) {
+		t, err := p.target()
+		if err != nil {
+			return nil, err
+		}
+		if p.RequireLease {
+			return q.CompleteOwned(ctx, t)
+		}
+		return q.Complete(ctx, t.ID)
+	},
+	"complete_many": func(q *rwq.Queue, p params) (any, error) {
+		leases, ids := make([]rwq.Lease, len(p.Items)), make([]string, len(p.Items))
+		for i, it := range p.Items {
+			t, err := it.target()
+			if err != nil {
+				return nil, err
+			}
+			leases[i], ids[i] = t, t.ID
+		}
+		if p.RequireLease {
+			return outcomes(q.CompleteManyOwned(ctx, leases))
+		}
+		return outcomes(q.CompleteMany(ctx, ids))
+	},
+	"release": func(q *rwq.Queue, p params) (any, error) {
+		if p.Lease == nil {
+			return nil, badRequest("release needs a lease")
+		}
+		return q.Release(ctx, p.Lease.lease())
+	},
+	"release_many": func(q *rwq.Queue, p params) (any, error) {
+		return outcomes(q.ReleaseMany(ctx, leasesOf(p.Leases)))
+	},
+	"counts": func(q *rwq.Queue, p params) (any, error) {
+		c, err := q.Counts(ctx)
+		return map[string]int64{"queued": c.Queued, "processing": c.Processing, "delayed": c.Delayed, "dead": c.Dead}, err
+	},
+	"light_clean": func(q *rwq.Queue, p params) (any, error) {
+		return cleanJSON(q.LightClean(ctx, p.chunk(rwq.DefaultLightCleanChunk)))
+	},
+	"deep_clean": func(q *rwq.Queue, p params) (any, error) {
+		return cleanJSON(q.DeepClean(ctx, p.chunk(rwq.DefaultDeepCleanChunk)))
+	},
+}
+
+// badRequest is a request the adapter cannot understand (error kind "protocol").
+type badRequest string
+
+func (e badRequest) Error() string { return string(e) }
+
+type unsupported string
+
+func (e unsupported) Error() string { return "no method " + string(e) }
+
+type session struct {
+	client *redis.Client
+	queue  *rwq.Queue
+}
+
+type adapter struct {
+	redisURL string
+	sessions map[string]session
+	done     bool
+}
+
+type request struct {
+	ID   *int64          `json:"id"`
+	Op   string          `json:"op"`
+	Args json.RawMessage `json:"args"`
+}
+
+func (a *adapter) hello(args json.RawMessage) (any, error) {
+	var h struct {
+		Protocols []int
+		Redis     struct{ URL string }
+	}
+	if err := json.Unmarshal(args, &h); err != nil {
+		return nil, badRequest("hello: " + err.Error())
+	}
+	if !slices.Contains(h.Protocols, 1) {
+		return nil, badRequest("this adapter speaks protocol 1 only")
+	}
+	if h.Redis.URL != "" {
+		a.redisURL = h.Redis.URL
+	}
+	names := make([]string, 0, len(methods))
+	for name := range methods {
+		names = append(names, name)
+	}
+	slices.Sort(names)
+	return map[string]any{
+		"protocol":       1,
+		"implementation": map[string]string{"name": "rwq-go", "language": "go", "version": rwq.Version},
+		"profiles":       []string{"core"},
+		"methods":        names,
+		"scripts":        rwq.ScriptSHA1s(),
+	}, nil
+}
+
+func (a *adapter) open(args json.RawMessage) (any, error) {
+	var o struct {
+		Session, Queue string
+		ClientName     string `json:"client_name"`
+		Options        struct {
+			LegacyLeaseKey bool `json:"legacy_lease_key"`
+		}
+	}
+	if err := json.Unmarshal(args, &o); err != nil {
+		return nil, badRequest("open: " + err.Error())
+	}
+	a.close(o.Session)
+	opts, err := redis.ParseURL(a.redisURL)
+	if err != nil {
+		return nil, badRequest(fmt.Sprintf("redis url %q: %v", a.redisURL, err))
+	}
+	opts.ClientName = o.ClientName // CLIENT SETNAME on every connection of the session
+	client := redis.NewClient(opts)
+	q, err := rwq.New(client, o.Queue, &rwq.Options{LegacyLeaseKey: o.Options.LegacyLeaseKey})
+	if err != nil {
+		client.Close()
+		return nil, err
+	}
+	a.sessions[o.Session] = session{client, q}
+	return struct{}{}, nil
+}
+
+func (a *adapter) call(args json.RawMessage) (any, error) {
+	var c struct {
+		Session, Method string
+		Params          params
+	}
+	if err := json.Unmarshal(args, &c); err != nil {
+		return nil, badRequest("call: " + err.Error())
+	}
+	s, ok := a.sessions[c.Session]
+	if !ok {
+		return nil, badRequest("unknown session " + c.Session)
+	}
+	m, ok := methods[c.Method]
+	if !ok {
+		return nil, unsupported(c.Method)
+	}
+	return m(s.queue, c.Params)
+}
+
+func (a *adapter) close(name string) {
+	if s, ok := a.sessions[name]; ok {
+		s.client.Close()
+		delete(a.sessions, name)
+	}
+}
+
+func (a *adapter) dispatch(r request) (any, error) {
+	switch r.Op {
+	case "hello":
+		return a.hello(r.Args)
+	case "open":
+		return a.open(r.Args)
+	case "call":
+		return a.call(r.Args)
+	case "close":
+		var c struct{ Session string }
+		if err := json.Unmarshal(r.Args, &c); err != nil {
+			return nil, badRequest("close: " + err.Error())
+		}
+		a.close(c.Session)
+	case "reset", "shutdown":
+		for name := range a.sessions {
+			a.close(name)
+		}
+		a.done = r.Op == "shutdown"
+	default:
+		return nil, badRequest("unknown op " + r.Op)
+	}
+	return struct{}{}, nil
+}
+
+// handle answers one request line with one reply object.
+func (a *adapter) handle(line []byte) (reply map[string]any) {
+	var r request
+	reply = map[string]any{"v": 1, "id": 0}
+	defer func() {
+		if p := recover(); p != nil {
+			reply["err"] = map[string]any{"kind": "internal", "code": "INTERNAL",
+				"message": fmt.Sprint("panic: ", p), "detail": map[string]string{"traceback": string(debug.Stack())}}
+		}
+	}()
+	err := json.Unmarshal(line, &r)
+	if err == nil && r.ID == nil {
+		err = badRequest("request without id")
+	}
+	if r.ID != nil {
+		reply["id"] = *r.ID
+	}
+	var result any
+	if err == nil {
+		result, err = a.dispatch(r)
+	}
+	var rerr *rwq.Error
+	var unsup unsupported
+	switch {
+	case err == nil:
+		reply["ok"] = result
+	case errors.As(err, &rerr):
+		reply["err"] = map[string]string{"kind": "domain", "code": string(rerr.Code), "message": err.Error()}
+	case errors.As(err, &unsup):
+		reply["err"] = map[string]string{"kind": "unsupported", "code": "UNSUPPORTED", "message": err.Error()}
+	default: // badRequest, and JSON that does not fit the request
+		reply["err"] = map[string]string{"kind": "protocol", "code": "BAD_REQUEST", "message": err.Error()}
+	}
+	return reply
+}
+
+func main() {
+	a := &adapter{redisURL: os.Getenv("RWQ_REDIS_URL"), sessions: map[string]session{}}
+	in := bufio.NewReaderSize(os.Stdin, 1<<20)
+	out := bufio.NewWriter(os.Stdout)
+	for !a.done {
+		line, err := in.ReadBytes('\n')
+		if len(line) > 0 {
+			resp, merr := json.Marshal(a.handle(line))
+			if merr != nil {
+				resp = []byte(`{"v":1,"id":0,"err":{"kind":"internal","code":"INTERNAL","message":"unencodable reply"}}`)
+			}
+			out.Write(append(resp, '\n'))
+			out.Flush()
+		}
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "rwq-adapter: reading stdin:", err)
+			os.Exit(1)
+		}
+	}
+	for name := range a.sessions {
+		a.close(name)
+	}
+}

@@ -1,0 +1,98 @@
+package rwq
+
+import "context"
+
+// Default chunk sizes of the cleaners (entries or ids per script call).
+const (
+	DefaultLightCleanChunk = 100
+	DefaultDeepCleanChunk  = 1000
+)
+
+// LightClean requeues abandoned items (in flight, lease expired) and drops ghost entries,
+// examining chunk (1..1000) processing entries per script call until the whole list was seen;
+// then it applies the dead-letter retention. Run it about once per shortest lease time.
+func (q *Queue) LightClean(ctx context.Context, chunk int) (CleanReport, error) {
+	var report CleanReport
+	if err := checkBatch("chunk", chunk); err != nil {
+		return report, err
+	}
+	for cursor := int64(0); ; {
+		reply, err := q.eval(ctx, "light_clean", q.both(), cursor, chunk)
+		if err != nil {
+			return CleanReport{}, err
+		}
+		arr, ok := reply.([]any)
+		if !ok || len(arr) != 5 {
+			return CleanReport{}, unexpected("light_clean", reply)
+		}
+		cursor = toInt(arr[0])
+		report.Requeued = append(report.Requeued, toStrs(arr[1])...)
+		report.Dropped += toInt(arr[2])
+		report.Dead = append(report.Dead, toStrs(arr[3])...)
+		report.Promoted += toInt(arr[4])
+		if cursor < 0 {
+			break
+		}
+	}
+	if _, err := q.TrimDead(ctx); err != nil {
+		return CleanReport{}, err
+	}
+	return report, nil
+}
+
+// DeepClean requeues orphans (items in neither list and without a lease, left by older clients
+// or manual edits) found with SCAN, and drops ghost ids from both lists; chunk (1..1000) is the
+// number of entries per script call and the SCAN COUNT. Rare maintenance, run by one process.
+func (q *Queue) DeepClean(ctx context.Context, chunk int) (CleanReport, error) {
+	var report CleanReport
+	if err := checkBatch("chunk", chunk); err != nil {
+		return report, err
+	}
+	keys := append(q.both(), q.prefix+":deep_clean:"+newToken()[:16])
+	for _, list := range []string{"queue", "processing"} {
+		for start := int64(0); start >= 0; {
+			reply, err := q.eval(ctx, "deep_clean", keys, "index", list, start, chunk)
+			if err != nil {
+				return CleanReport{}, err
+			}
+			arr, ok := reply.([]any)
+			if !ok || len(arr) != 2 {
+				return CleanReport{}, unexpected("deep_clean", reply)
+			}
+			start = toInt(arr[0])
+			report.Dropped += toInt(arr[1])
+		}
+	}
+	node, err := q.node(ctx) // SCAN must go to the node of the queue's slot (RWQ-CLUSTER-002)
+	if err != nil {
+		return CleanReport{}, err
+	}
+	itemPrefix := q.prefix + ":item:"
+	for cursor := uint64(0); ; {
+		found, next, err := node.Scan(ctx, cursor, itemPrefix+"*", int64(chunk)).Result()
+		if err != nil {
+			return CleanReport{}, translate(err)
+		}
+		ids := make([]any, 0, len(found))
+		for _, key := range found {
+			if len(key) > len(itemPrefix) {
+				ids = append(ids, key[len(itemPrefix):])
+			}
+		}
+		err = chunks(ids, chunk, func(part []any) error {
+			reply, err := q.eval(ctx, "deep_clean", keys, append([]any{"requeue"}, part...)...)
+			report.Requeued = append(report.Requeued, toStrs(reply)...)
+			return err
+		})
+		if err != nil {
+			return CleanReport{}, err
+		}
+		if cursor = next; cursor == 0 {
+			break
+		}
+	}
+	if _, err := q.eval(ctx, "deep_clean", keys, "finish"); err != nil {
+		return CleanReport{}, err
+	}
+	return report, nil
+}

@@ -1,0 +1,520 @@
+// Package rwq is a client of RWQ/1, the at-least-once work queue protocol stored in Redis
+// (SPEC.md at the repository root). Every operation that writes is one call of a canonical Lua
+// script, embedded from the repository's lua/ directory; this package validates arguments,
+// calls the scripts (EVALSHA, then EVAL on NOSCRIPT) and parses their replies.
+//
+// Durations are integer milliseconds, measured by the Redis server's clock. Every error is an
+// *Error carrying an RWQ/1 code; test it with errors.Is(err, rwq.ErrLeaseLost) and friends.
+package rwq
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"log"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// maxBlockStepMs bounds each BLMOVE of a blocking lease (SPEC RWQ-LEASE-012).
+const maxBlockStepMs = 1000
+
+// Options tune a Queue; the zero value is the default.
+type Options struct {
+	// LegacyLeaseKey also writes <prefix>:leased_by_session:<id> on lease, claim and renew, for
+	// fleets that still run redis-work-queue 0.1.x workers or cleaners (SPEC RWQ-COMPAT-004).
+	LegacyLeaseKey bool
+	// Warn receives warnings about server settings (an eviction policy other than noeviction);
+	// nil logs them with the standard logger.
+	Warn func(msg string)
+}
+
+// Queue is one RWQ/1 queue, identified by its key prefix. It is safe for concurrent use.
+//
+// A blocking lease waits in BLMOVE steps of at most a second; a step shorter than a second
+// (near its deadline or a delayed item's due time) must fit in the client's ReadTimeout, as it
+// does with the go-redis default of 3 s.
+type Queue struct {
+	rdb             redis.UniversalClient
+	cluster         *redis.ClusterClient
+	prefix          string
+	queue, inflight string
+	legacy          string
+	warn            func(string)
+
+	mu      sync.Mutex
+	checked bool
+}
+
+// Item is an id and its payload, for AddMany.
+type Item struct {
+	ID   string
+	Data []byte
+}
+
+// Lease is a leased item. Token proves ownership (treat it as a secret, SPEC RWQ-SEC-003);
+// Attempt is 1 for an item's first lease under a retry policy, 2 for the next..., and 0 when
+// the queue has no retry policy.
+type Lease struct {
+	ID      string
+	Data    []byte
+	Token   string
+	Attempt int64
+}
+
+// Outcome is the per-item result of CompleteMany and ReleaseMany.
+type Outcome int
+
+// Outcomes, as the scripts report them.
+const (
+	Done      Outcome = 1  // completed or released by this call
+	Gone      Outcome = 0  // the item no longer exists (already completed)
+	NotHolder Outcome = -1 // owner-checked and the caller does not hold the lease; untouched
+)
+
+func (o Outcome) String() string {
+	switch o {
+	case Done:
+		return "done"
+	case Gone:
+		return "gone"
+	case NotHolder:
+		return "lease_lost"
+	}
+	return "outcome(" + strconv.Itoa(int(o)) + ")"
+}
+
+// Counts are the ready, in-flight, delayed and dead counts, read at one instant.
+type Counts struct {
+	Queued, Processing, Delayed, Dead int64
+}
+
+// CleanReport is what a clean did.
+type CleanReport struct {
+	Requeued []string // ids put back at the left of <prefix>:queue
+	Dropped  int64    // ghost entries removed
+	Dead     []string // ids dead-lettered (light clean, profile retry)
+	Promoted int64    // due delayed items moved to the queue (light clean, profile delay)
+}
+
+// New returns the queue with the given prefix on rdb: a *redis.Client (standalone, Sentinel
+// failover) or a *redis.ClusterClient, on which the prefix must contain a hash tag ("{jobs}").
+// opts may be nil. New does no I/O; the server is checked on the first operation.
+func New(rdb redis.UniversalClient, prefix string, opts *Options) (*Queue, error) {
+	if rdb == nil {
+		return nil, invalid("a Redis client is required")
+	}
+	if _, ring := rdb.(*redis.Ring); ring {
+		return nil, invalid("redis.Ring is not supported: it would spread one queue over shards")
+	}
+	cluster, _ := rdb.(*redis.ClusterClient)
+	if err := checkPrefix(prefix, cluster != nil); err != nil {
+		return nil, err
+	}
+	if opts == nil {
+		opts = &Options{}
+	}
+	q := &Queue{rdb: rdb, cluster: cluster, prefix: prefix, queue: prefix + ":queue",
+		inflight: prefix + ":processing", legacy: "0", warn: opts.Warn}
+	if opts.LegacyLeaseKey {
+		q.legacy = "1"
+	}
+	if q.warn == nil {
+		q.warn = func(msg string) { log.Print(msg) }
+	}
+	return q, nil
+}
+
+// Prefix is the queue's key prefix.
+func (q *Queue) Prefix() string { return q.prefix }
+
+// node is where plain commands about the queue go: on a cluster, the master of its slot.
+func (q *Queue) node(ctx context.Context) (redis.Cmdable, error) {
+	if q.cluster == nil {
+		return q.rdb, nil
+	}
+	n, err := q.cluster.MasterForKey(ctx, q.queue)
+	if err != nil {
+		return nil, translate(err)
+	}
+	return n, nil
+}
+
+// check refuses servers older than 6.2 and warns about an eviction policy (SPEC §11), once.
+func (q *Queue) check(ctx context.Context) error {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	if q.checked {
+		return nil
+	}
+	n, err := q.node(ctx)
+	if err != nil {
+		return err
+	}
+	info, err := n.Info(ctx, "server").Result()
+	if err != nil {
+		return translate(err)
+	}
+	if err := checkVersion(info); err != nil {
+		return err
+	}
+	if policy, err := n.ConfigGet(ctx, "maxmemory-policy").Result(); err == nil {
+		if p := policy["maxmemory-policy"]; p != "" && p != "noeviction" {
+			q.warn("rwq: Redis maxmemory-policy is " + p + ", not noeviction: an evicted lease or item means a duplicate run or a lost item")
+		}
+	}
+	q.checked = true
+	return nil
+}
+
+// checkVersion reads redis_version from an INFO reply and refuses anything older than 6.2.
+func checkVersion(info string) error {
+	version := ""
+	for _, line := range strings.Split(info, "\n") {
+		if v, ok := strings.CutPrefix(strings.TrimSpace(line), "redis_version:"); ok {
+			version = v
+		}
+	}
+	var major, minor int
+	if _, err := fmt.Sscanf(version, "%d.%d", &major, &minor); err != nil {
+		return redisFailure("cannot read redis_version from INFO server: "+quote(version), err)
+	}
+	if major < 6 || major == 6 && minor < 2 {
+		return &Error{Code: CodeUnsupportedServer, Message: "RWQ/1 needs Redis >= 6.2, the server is " + version}
+	}
+	return nil
+}
+
+// eval runs a canonical script; a nil reply comes back as (nil, nil).
+func (q *Queue) eval(ctx context.Context, name string, keys []string, args ...any) (any, error) {
+	if err := q.check(ctx); err != nil {
+		return nil, err
+	}
+	reply, err := scripts[name].Run(ctx, q.rdb, keys, args...).Result()
+	if errors.Is(err, redis.Nil) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, translate(err)
+	}
+	return reply, nil
+}
+
+func (q *Queue) both() []string { return []string{q.queue, q.inflight} }
+func (q *Queue) one() []string  { return []string{q.queue} }
+
+func newToken() string {
+	var b [16]byte
+	if _, err := rand.Read(b[:]); err != nil {
+		panic("rwq: no secure randomness: " + err.Error())
+	}
+	return hex.EncodeToString(b[:])
+}
+
+// chunks calls fn for consecutive slices of at most size elements of items.
+func chunks[T any](items []T, size int, fn func([]T) error) error {
+	for start := 0; start < len(items); start += size {
+		if err := fn(items[start:min(start+size, len(items))]); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// Add adds an item unless an item with that id exists (live, delayed or dead); true when this
+// call created it.
+func (q *Queue) Add(ctx context.Context, id string, data []byte) (bool, error) {
+	return firstBool(q.add(ctx, []Item{{id, data}}, 0))
+}
+
+// AddMany adds items in one round trip per 1000; one added-flag per item, in order. A repeated
+// id is added once, at its first occurrence.
+func (q *Queue) AddMany(ctx context.Context, items []Item) ([]bool, error) {
+	return q.add(ctx, items, 0)
+}
+
+// AddDelayed adds an item that becomes ready delayMs after now, on the server's clock (profile
+// delay; 0 is Add).
+func (q *Queue) AddDelayed(ctx context.Context, id string, data []byte, delayMs int64) (bool, error) {
+	return firstBool(q.add(ctx, []Item{{id, data}}, delayMs))
+}
+
+// AddManyDelayed is AddMany with a delay (profile delay).
+func (q *Queue) AddManyDelayed(ctx context.Context, items []Item, delayMs int64) ([]bool, error) {
+	return q.add(ctx, items, delayMs)
+}
+
+func (q *Queue) add(ctx context.Context, items []Item, delayMs int64) ([]bool, error) {
+	if err := checkDuration("delay_ms", delayMs, 0); err != nil {
+		return nil, err
+	}
+	for _, it := range items {
+		if err := checkNewID(it.ID); err != nil {
+			return nil, err
+		}
+	}
+	added := make([]bool, 0, len(items))
+	err := chunks(items, MaxBatch, func(part []Item) error {
+		args := make([]any, 0, 1+2*len(part))
+		args = append(args, delayMs)
+		for _, it := range part {
+			args = append(args, it.ID, it.Data)
+		}
+		flags, err := q.ints(ctx, "add", q.one(), len(part), args...)
+		for _, f := range flags {
+			added = append(added, f == 1)
+		}
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	return added, nil
+}
+
+// Lease leases the oldest ready item for leaseMs without waiting; nil when none is ready.
+func (q *Queue) Lease(ctx context.Context, leaseMs int64) (*Lease, error) {
+	if err := checkDuration("lease_ms", leaseMs, 1); err != nil {
+		return nil, err
+	}
+	return firstLease(q.lease(ctx, leaseMs, 1, false, 0))
+}
+
+// LeaseBlocking leases the oldest ready item, waiting up to timeoutMs on the server's clock for
+// one (0: no limit, until ctx is done); nil when the timeout passed. Long-running consumers
+// should use a finite timeout and loop (SPEC RWQ-LEASE-011).
+func (q *Queue) LeaseBlocking(ctx context.Context, leaseMs, timeoutMs int64) (*Lease, error) {
+	if err := checkDuration("lease_ms", leaseMs, 1); err != nil {
+		return nil, err
+	}
+	if err := checkDuration("timeout_ms", timeoutMs, 0); err != nil {
+		return nil, err
+	}
+	return firstLease(q.lease(ctx, leaseMs, 1, true, timeoutMs))
+}
+
+// LeaseMany leases up to count (1..1000) ready items under one token, without waiting.
+func (q *Queue) LeaseMany(ctx context.Context, count int, leaseMs int64) ([]Lease, error) {
+	if err := checkDuration("lease_ms", leaseMs, 1); err != nil {
+		return nil, err
+	}
+	if err := checkBatch("count", count); err != nil {
+		return nil, err
+	}
+	return q.lease(ctx, leaseMs, count, false, 0)
+}
+
+func (q *Queue) lease(ctx context.Context, leaseMs int64, count int, block bool, timeoutMs int64) ([]Lease, error) {
+	token := newToken()
+	deadline := int64(-1)
+	for {
+		reply, err := q.eval(ctx, "lease", q.both(), leaseMs, token, count, q.legacy)
+		if err != nil {
+			return nil, err
+		}
+		arr, ok := reply.([]any)
+		if !ok || len(arr) < 3 {
+			return nil, unexpected("lease", reply)
+		}
+		again, now, dueIn := toInt(arr[0]), toInt(arr[1]), toInt(arr[2])
+		if len(arr) > 3 {
+			leases := make([]Lease, 0, len(arr)-3)
+			for _, raw := range arr[3:] {
+				e, ok := raw.([]any)
+				if !ok || len(e) != 3 {
+					return nil, unexpected("lease", reply)
+				}
+				leases = append(leases, Lease{ID: toStr(e[0]), Data: []byte(toStr(e[1])), Token: token, Attempt: toInt(e[2])})
+			}
+			return leases, nil
+		}
+		if again == 1 {
+			continue
+		}
+		if !block {
+			return nil, nil
+		}
+		if deadline < 0 && timeoutMs > 0 {
+			deadline = now + timeoutMs
+		}
+		wait := int64(maxBlockStepMs)
+		if deadline >= 0 {
+			if now >= deadline {
+				return nil, nil
+			}
+			wait = min(wait, deadline-now)
+		}
+		if dueIn >= 0 {
+			wait = max(min(wait, dueIn), 1)
+		}
+		id, err := q.blmove(ctx, wait)
+		if errors.Is(err, redis.Nil) {
+			continue
+		}
+		if err != nil {
+			return nil, translate(err)
+		}
+		claimed, err := q.eval(ctx, "claim", q.both(), id, leaseMs, token, q.legacy)
+		if err != nil {
+			return nil, err
+		}
+		if c, ok := claimed.([]any); ok && len(c) == 3 && toInt(c[0]) == 1 {
+			return []Lease{{ID: id, Data: []byte(toStr(c[1])), Token: token, Attempt: toInt(c[2])}}, nil
+		}
+	}
+}
+
+// blmove waits up to waitMs for a ready id and moves it to processing (SPEC RWQ-LEASE-008).
+func (q *Queue) blmove(ctx context.Context, waitMs int64) (string, error) {
+	if waitMs%1000 == 0 { // whole seconds: go-redis extends its read timeout by the wait
+		return q.rdb.BLMove(ctx, q.queue, q.inflight, "RIGHT", "LEFT", time.Duration(waitMs)*time.Millisecond).Result()
+	}
+	// BLMove would round a shorter wait up to a second; this one runs under ReadTimeout.
+	timeout := strconv.FormatFloat(float64(waitMs)/1000, 'f', 3, 64)
+	return q.rdb.Do(ctx, "BLMOVE", q.queue, q.inflight, "RIGHT", "LEFT", timeout).Text()
+}
+
+// Renew extends a held lease to leaseMs from now; false when the caller lost it (expired,
+// taken over or completed) and must stop working on the item.
+func (q *Queue) Renew(ctx context.Context, l Lease, leaseMs int64) (bool, error) {
+	return firstBool(q.RenewMany(ctx, []Lease{l}, leaseMs))
+}
+
+// RenewMany renews many leases in one round trip per 1000; false where the lease was lost.
+func (q *Queue) RenewMany(ctx context.Context, leases []Lease, leaseMs int64) ([]bool, error) {
+	if err := checkDuration("lease_ms", leaseMs, 1); err != nil {
+		return nil, err
+	}
+	if err := checkLeases(leases); err != nil {
+		return nil, err
+	}
+	renewed := make([]bool, 0, len(leases))
+	err := chunks(leases, MaxBatch, func(part []Lease) error {
+		args := append([]any{leaseMs, q.legacy}, leasePairs(part)...)
+		flags, err := q.ints(ctx, "renew", q.one(), len(part), args...)
+		for _, f := range flags {
+			renewed = append(renewed, f == 1)
+		}
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	return renewed, nil
+}
+
+func leasePairs(leases []Lease) []any {
+	args := make([]any, 0, 2*len(leases))
+	for _, l := range leases {
+		args = append(args, l.ID, l.Token)
+	}
+	return args
+}
+
+// Complete completes an item by id, whoever holds it (a delayed item is cancelled): true for
+// its first completer only.
+func (q *Queue) Complete(ctx context.Context, id string) (bool, error) {
+	return owned(q.CompleteMany(ctx, []string{id}))(id)
+}
+
+// CompleteMany completes items by id in one round trip per 1000: Done or Gone per id.
+func (q *Queue) CompleteMany(ctx context.Context, ids []string) ([]Outcome, error) {
+	for _, id := range ids {
+		if err := checkID(id); err != nil {
+			return nil, err
+		}
+	}
+	args := make([]any, len(ids))
+	for i, id := range ids {
+		args[i] = id
+	}
+	return q.outcomes(ctx, "complete", "any", 1, args)
+}
+
+// CompleteOwned completes an item only while the caller holds its lease (require_lease): true
+// for the first completer, false when the item was gone, ErrLeaseLost when the lease is not held.
+func (q *Queue) CompleteOwned(ctx context.Context, l Lease) (bool, error) {
+	return owned(q.CompleteManyOwned(ctx, []Lease{l}))(l.ID)
+}
+
+// CompleteManyOwned is CompleteOwned for many leases: Done, Gone or NotHolder per lease.
+func (q *Queue) CompleteManyOwned(ctx context.Context, leases []Lease) ([]Outcome, error) {
+	if err := checkLeases(leases); err != nil {
+		return nil, err
+	}
+	return q.outcomes(ctx, "complete", "owner", 2, leasePairs(leases))
+}
+
+// Release gives a held item back to the queue at once: true when released, false when the item
+// was gone (completed meanwhile), ErrLeaseLost when the caller does not hold the lease.
+func (q *Queue) Release(ctx context.Context, l Lease) (bool, error) {
+	return q.ReleaseDelayed(ctx, l, 0)
+}
+
+// ReleaseMany releases many held items in one round trip per 1000.
+func (q *Queue) ReleaseMany(ctx context.Context, leases []Lease) ([]Outcome, error) {
+	return q.ReleaseManyDelayed(ctx, leases, 0)
+}
+
+// ReleaseDelayed is Release, the item becoming ready again delayMs after now (profile delay).
+func (q *Queue) ReleaseDelayed(ctx context.Context, l Lease, delayMs int64) (bool, error) {
+	return owned(q.ReleaseManyDelayed(ctx, []Lease{l}, delayMs))(l.ID)
+}
+
+// ReleaseManyDelayed is ReleaseMany with a delay (profile delay).
+func (q *Queue) ReleaseManyDelayed(ctx context.Context, leases []Lease, delayMs int64) ([]Outcome, error) {
+	if err := checkDuration("delay_ms", delayMs, 0); err != nil {
+		return nil, err
+	}
+	if err := checkLeases(leases); err != nil {
+		return nil, err
+	}
+	return q.outcomes(ctx, "release", strconv.FormatInt(delayMs, 10), 2, leasePairs(leases))
+}
+
+// outcomes runs complete or release over args (step arguments per item) in calls of 1000 items.
+func (q *Queue) outcomes(ctx context.Context, script, first string, step int, args []any) ([]Outcome, error) {
+	out := make([]Outcome, 0, len(args)/step)
+	err := chunks(args, MaxBatch*step, func(part []any) error {
+		codes, err := q.ints(ctx, script, q.both(), len(part)/step, append([]any{first}, part...)...)
+		for _, c := range codes {
+			out = append(out, Outcome(c))
+		}
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// owned turns the single outcome of an owner-checked call into (done, error).
+func owned(outcomes []Outcome, err error) func(id string) (bool, error) {
+	return func(id string) (bool, error) {
+		if err != nil {
+			return false, err
+		}
+		if len(outcomes) != 1 {
+			return false, redisFailure("expected one outcome", nil)
+		}
+		if outcomes[0] == NotHolder {
+			return false, leaseLost(id)
+		}
+		return outcomes[0] == Done, nil
+	}
+}
+
+// Counts reads the ready, in-flight, delayed and dead counts at one instant.
+func (q *Queue) Counts(ctx context.Context) (Counts, error) {
+	n, err := q.ints(ctx, "counts", q.both(), 4)
+	if err != nil {
+		return Counts{}, err
+	}
+	return Counts{n[0], n[1], n[2], n[3]}, nil
+}

@@ -1,0 +1,248 @@
+package rwq
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/binary"
+	"encoding/json"
+	"strconv"
+)
+
+// Backoff kinds of a RetryPolicy.
+const (
+	BackoffFixed       = "fixed"
+	BackoffExponential = "exponential"
+)
+
+// RetryPolicy is a queue's retry policy (profile retry), stored in <prefix>:policy so that every
+// client applies the same one. Failure n waits BaseMs (fixed) or min(CapMs, BaseMs*2^(n-1))
+// (exponential), shortened by up to JitterPct percent at random. Zero MaxAttempts, CapMs,
+// DeadMaxCount and DeadMaxAgeMs mean "no limit".
+type RetryPolicy struct {
+	MaxAttempts  int64
+	Backoff      string
+	BaseMs       int64
+	CapMs        int64
+	JitterPct    int64
+	DeadMaxCount int64
+	DeadMaxAgeMs int64
+}
+
+// DefaultRetryPolicy is the reference client's default policy.
+func DefaultRetryPolicy() RetryPolicy {
+	return RetryPolicy{MaxAttempts: 5, Backoff: BackoffExponential, BaseMs: 1000, CapMs: 300_000,
+		DeadMaxCount: 10_000, DeadMaxAgeMs: 7 * 24 * 3600 * 1000}
+}
+
+func (p RetryPolicy) fields() []int64 {
+	return []int64{p.MaxAttempts, p.BaseMs, p.CapMs, p.JitterPct, p.DeadMaxCount, p.DeadMaxAgeMs}
+}
+
+var policyNames = []string{"max_attempts", "base_ms", "cap_ms", "jitter_pct", "dead_max_count", "dead_max_age_ms"}
+var policyLimits = []int64{1_000_000, MaxDurationMs, MaxDurationMs, 100, 100_000_000, MaxDurationMs}
+
+// FailOutcome is what Fail did with the item.
+type FailOutcome int
+
+// Fail outcomes, as the fail script reports them.
+const (
+	FailGone  FailOutcome = 0 // the item no longer exists; the caller's lease was cleared
+	FailRetry FailOutcome = 1 // retried: ready now (DelayMs 0) or delayed by DelayMs
+	FailDead  FailOutcome = 2 // dead-lettered: its attempts were used up
+)
+
+// FailResult is the outcome of Fail and, for a retry, the backoff the policy chose.
+type FailResult struct {
+	Outcome FailOutcome
+	DelayMs int64
+}
+
+// DeadItem is a dead-lettered item; Data is only filled in by DeadItem.
+type DeadItem struct {
+	ID       string
+	DeadAtMs int64
+	Reason   string
+	Attempts int64
+	Data     []byte
+}
+
+// SetRetryPolicy stores the queue's retry policy, replacing any previous one; nil removes it,
+// which stops attempt counting.
+func (q *Queue) SetRetryPolicy(ctx context.Context, p *RetryPolicy) error {
+	args := []any{"clear"}
+	if p != nil {
+		if p.Backoff != BackoffFixed && p.Backoff != BackoffExponential {
+			return invalid("backoff must be fixed or exponential, got " + quote(p.Backoff))
+		}
+		for i, v := range p.fields() {
+			if err := checkRange(policyNames[i], v, 0, policyLimits[i]); err != nil {
+				return err
+			}
+		}
+		args = []any{p.MaxAttempts, p.Backoff, p.BaseMs, p.CapMs, p.JitterPct, p.DeadMaxCount, p.DeadMaxAgeMs}
+	}
+	_, err := q.eval(ctx, "set_policy", q.one(), args...)
+	return err
+}
+
+// RetryPolicy reads the queue's retry policy; nil when it has none.
+func (q *Queue) RetryPolicy(ctx context.Context) (*RetryPolicy, error) {
+	if err := q.check(ctx); err != nil {
+		return nil, err
+	}
+	raw, err := q.rdb.HGetAll(ctx, q.prefix+":policy").Result()
+	if err != nil {
+		return nil, translate(err)
+	}
+	if len(raw) == 0 {
+		return nil, nil
+	}
+	p := &RetryPolicy{Backoff: raw["backoff"]}
+	for i, dst := range []*int64{&p.MaxAttempts, &p.BaseMs, &p.CapMs, &p.JitterPct, &p.DeadMaxCount, &p.DeadMaxAgeMs} {
+		if *dst, err = strconv.ParseInt(raw[policyNames[i]], 10, 64); err != nil {
+			return nil, redisFailure("malformed policy field "+policyNames[i], err)
+		}
+	}
+	return p, nil
+}
+
+// Fail records a failed attempt by the lease holder: the item is retried after the policy's
+// backoff or dead-lettered when its attempts are used up (without a policy: released at once).
+// reason (at most 1024 bytes) is kept with a dead item. ErrLeaseLost when the lease is not held.
+func (q *Queue) Fail(ctx context.Context, l Lease, reason string) (FailResult, error) {
+	if err := checkLease(l); err != nil {
+		return FailResult{}, err
+	}
+	if len(reason) > 1024 {
+		return FailResult{}, invalid("reason must be at most 1024 bytes")
+	}
+	var r [8]byte
+	if _, err := rand.Read(r[:]); err != nil {
+		panic("rwq: no secure randomness: " + err.Error())
+	}
+	random := binary.BigEndian.Uint64(r[:]) % 1_000_000
+	n, err := q.ints(ctx, "fail", q.both(), 2, l.ID, l.Token, reason, random)
+	if err != nil {
+		return FailResult{}, err
+	}
+	switch FailOutcome(n[0]) {
+	case FailGone, FailRetry:
+	case FailDead:
+		if _, err := q.TrimDead(ctx); err != nil {
+			return FailResult{}, err
+		}
+	default:
+		return FailResult{}, leaseLost(l.ID)
+	}
+	return FailResult{FailOutcome(n[0]), n[1]}, nil
+}
+
+// DeadItems lists dead-lettered items, newest first, without payloads; offset 0..100000000,
+// count 1..1000.
+func (q *Queue) DeadItems(ctx context.Context, offset, count int) ([]DeadItem, error) {
+	if err := checkRange("offset", int64(offset), 0, 100_000_000); err != nil {
+		return nil, err
+	}
+	if err := checkBatch("count", count); err != nil {
+		return nil, err
+	}
+	reply, err := q.eval(ctx, "dead", q.one(), "list", offset, count)
+	if err != nil {
+		return nil, err
+	}
+	arr, _ := reply.([]any)
+	items := make([]DeadItem, 0, len(arr))
+	for _, raw := range arr {
+		item, err := deadItem(raw)
+		if err != nil {
+			return nil, err
+		}
+		items = append(items, item)
+	}
+	return items, nil
+}
+
+// DeadItem reads one dead-lettered item with its payload; nil when the id is not dead.
+func (q *Queue) DeadItem(ctx context.Context, id string) (*DeadItem, error) {
+	if err := checkID(id); err != nil {
+		return nil, err
+	}
+	reply, err := q.eval(ctx, "dead", q.one(), "get", id)
+	if err != nil || reply == nil {
+		return nil, err
+	}
+	item, err := deadItem(reply)
+	if err != nil {
+		return nil, err
+	}
+	return &item, nil
+}
+
+func deadItem(raw any) (DeadItem, error) {
+	e, ok := raw.([]any)
+	if !ok || len(e) < 3 {
+		return DeadItem{}, unexpected("dead", raw)
+	}
+	var info struct {
+		Reason   string  `json:"reason"`
+		Attempts float64 `json:"attempts"`
+	}
+	if err := json.Unmarshal([]byte(toStr(e[2])), &info); err != nil {
+		return DeadItem{}, redisFailure("malformed dead item info", err)
+	}
+	item := DeadItem{ID: toStr(e[0]), DeadAtMs: toInt(e[1]), Reason: info.Reason, Attempts: int64(info.Attempts)}
+	if len(e) > 3 {
+		item.Data = []byte(toStr(e[3]))
+	}
+	return item, nil
+}
+
+// RequeueDead turns dead items back into ready items with their attempts reset; false where the
+// id is not dead, or an item with that id is live or delayed again.
+func (q *Queue) RequeueDead(ctx context.Context, ids []string) ([]bool, error) {
+	return q.deadAction(ctx, "requeue", ids)
+}
+
+// PurgeDead deletes dead items for good; false where the id is not dead.
+func (q *Queue) PurgeDead(ctx context.Context, ids []string) ([]bool, error) {
+	return q.deadAction(ctx, "purge", ids)
+}
+
+func (q *Queue) deadAction(ctx context.Context, action string, ids []string) ([]bool, error) {
+	args := make([]any, len(ids))
+	for i, id := range ids {
+		if err := checkID(id); err != nil {
+			return nil, err
+		}
+		args[i] = id
+	}
+	done := make([]bool, 0, len(ids))
+	err := chunks(args, MaxBatch, func(part []any) error {
+		flags, err := q.ints(ctx, "dead", q.one(), len(part), append([]any{action}, part...)...)
+		for _, f := range flags {
+			done = append(done, f == 1)
+		}
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	return done, nil
+}
+
+// TrimDead applies the policy's dead-letter retention (age, then count), 1000 removals per
+// script call until done; it returns how many dead items it removed. LightClean and a Fail that
+// dead-letters run it.
+func (q *Queue) TrimDead(ctx context.Context) (int64, error) {
+	var total int64
+	for {
+		n, err := q.ints(ctx, "dead", q.one(), 2, "trim")
+		if err != nil {
+			return total, err
+		}
+		total += n[0]
+		if n[0] < 1000 {
+			return total, nil
+		}
+	}
+}

@@ -1,0 +1,254 @@
+"""The asyncio worker helper: :class:`AsyncWorker`, the same behaviour as :class:`~rwq.worker.Worker`.
+
+Slots, the renewer and the optional cleaner are tasks; each handler runs in a task of its own,
+so the handlers still running when the grace period ends are cancelled before their items are
+released.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from collections.abc import Awaitable, Callable, Coroutine
+from typing import Any, Literal
+
+from .aio import AsyncWorkQueue
+from .errors import LeaseLost, RedisFailure
+from .protocol.operations import FailOutcome, Lease
+from .worker import _Backoff, _JobBase, _State, _WorkerBase, failure_reason
+
+__all__ = ["AsyncJob", "AsyncWorker"]
+
+
+class AsyncJob(_JobBase):
+    """A leased item: ``id``, ``data``, the ``lease``, and ``lost``, an event set once this worker
+    no longer holds the lease (a renewal found it lost, or shutdown released it).
+    """
+
+    __slots__ = ("lost",)
+
+    def __init__(self, lease: Lease) -> None:
+        super().__init__(lease)
+        self.lost = asyncio.Event()
+
+    def __repr__(self) -> str:
+        return f"AsyncJob(id={self.id!r}, lost={self.lost.is_set()})"
+
+
+async def _sleep(seconds: float, event: asyncio.Event) -> None:
+    """Sleep for ``seconds`` or until ``event`` is set."""
+    with contextlib.suppress(asyncio.TimeoutError):
+        await asyncio.wait_for(event.wait(), seconds)
+
+
+class AsyncWorker(_WorkerBase):
+    """Runs the coroutine function ``handler`` on items leased from ``queue``, ``concurrency`` at once.
+
+    The handler gets an :class:`AsyncJob`; returning completes the item, raising releases it
+    (logged with its traceback, then ``on_error(job, exc)`` is called). Unexpected errors in the
+    worker's own tasks (such as :class:`~rwq.errors.UnsupportedServer`) stop it and are re-raised
+    by :meth:`run`. The Redis client's ``socket_timeout``, if any, must exceed ``poll_timeout_ms``.
+    """
+
+    def __init__(
+        self,
+        queue: AsyncWorkQueue,
+        handler: Callable[[AsyncJob], Awaitable[object]],
+        *,
+        concurrency: int = 1,
+        lease_ms: int = 30_000,
+        renew_interval_ms: int | None = None,
+        poll_timeout_ms: int = 1_000,
+        clean_interval_ms: int | None = None,
+        shutdown_grace_ms: int = 10_000,
+        on_error: Callable[[AsyncJob, BaseException], object] | None = None,
+        logger: logging.Logger | None = None,
+    ) -> None:
+        super().__init__(
+            concurrency=concurrency,
+            lease_ms=lease_ms,
+            renew_interval_ms=renew_interval_ms,
+            poll_timeout_ms=poll_timeout_ms,
+            clean_interval_ms=clean_interval_ms,
+            shutdown_grace_ms=shutdown_grace_ms,
+            logger=logger,
+        )
+        self.queue = queue
+        self.handler = handler
+        self.on_error = on_error
+        self._held: dict[AsyncJob, asyncio.Task[bool]] = {}  # running and settling jobs, their handler tasks
+        self._stopping = asyncio.Event()  # no more leasing
+        self._halt = asyncio.Event()  # the grace period is over
+        self._loop: asyncio.AbstractEventLoop | None = None
+
+    def stop(self) -> None:
+        """Request a graceful shutdown: stop leasing now; :meth:`run` then winds down and returns.
+
+        Safe from any thread and from signal handlers.
+        """
+        if self._stopping.is_set():
+            return
+        if self._loop is None:
+            self._stopping.set()
+        else:
+            self._loop.call_soon_threadsafe(self._stopping.set)
+
+    async def run(self) -> None:
+        """Work until stopped, then shut down gracefully; a worker runs once.
+
+        If the task running this is cancelled, it also shuts down gracefully first.
+        """
+        if self._loop is not None:
+            raise RuntimeError("an AsyncWorker runs once")
+        self._loop = asyncio.get_running_loop()
+        self.logger.info(
+            "worker on %r: %d slots, lease %d ms", self.queue.prefix, self.concurrency, self.lease_ms
+        )
+        slots = [self._start(self._slot(), f"rwq-slot-{n}") for n in range(self.concurrency)]
+        helpers = [self._start(self._renewer(), "rwq-renewer")]
+        if self.clean_interval_ms is not None:
+            helpers.append(self._start(self._cleaner(self.clean_interval_ms), "rwq-cleaner"))
+        try:
+            await self._stopping.wait()
+        finally:
+            self._stopping.set()
+            await self._shutdown(slots, helpers)
+        self.logger.info("worker on %r stopped: %s", self.queue.prefix, self.stats)
+        if self._fatal is not None:
+            raise self._fatal
+
+    def _start(self, work: Coroutine[Any, Any, None], name: str) -> asyncio.Task[None]:
+        async def guarded() -> None:
+            try:
+                await work
+            except Exception as exc:
+                self._crashed(exc, name)
+
+        return asyncio.create_task(guarded(), name=name)
+
+    async def _shutdown(self, slots: list[asyncio.Task[None]], helpers: list[asyncio.Task[None]]) -> None:
+        await asyncio.wait(slots, timeout=self.shutdown_grace_ms / 1000)
+        self._halt.set()
+        running = {job: task for job, task in self._held.items() if job._state is _State.RUNNING}
+        for job, task in running.items():
+            job._state = _State.ABANDONED
+            del self._held[job]
+            job.lost.set()
+            task.cancel()
+        if running:
+            self.logger.warning(
+                "%d handlers still running after %d ms; cancelling them and releasing their items",
+                len(running),
+                self.shutdown_grace_ms,
+            )
+            await asyncio.gather(*running.values(), return_exceptions=True)
+            try:
+                outcomes = await self.queue.release_many([job.lease for job in running])
+            except RedisFailure as exc:
+                outcomes = self._release_failed(len(running), exc)
+            self._count_released(outcomes)
+        await asyncio.wait(slots)  # polling or settling: both end promptly now
+        for helper in helpers:
+            helper.cancel()
+        await asyncio.gather(*helpers, return_exceptions=True)
+
+    async def _slot(self) -> None:
+        backoff = _Backoff()
+        while not self._stopping.is_set():
+            try:
+                lease = await self.queue.lease(self.lease_ms, block=True, timeout_ms=self.poll_timeout_ms)
+            except RedisFailure as exc:
+                delay = backoff.next_s()
+                self.logger.warning("lease failed (%s); retrying in %.2f s", exc, delay)
+                await _sleep(delay, self._stopping)
+                continue
+            backoff.reset()
+            if lease is None:
+                continue
+            job = AsyncJob(lease)
+            if self._stopping.is_set():  # stopped while this lease was on its way: give it back
+                job._state = _State.SETTLING
+                await self._settle(job, "released")
+                continue
+            task = asyncio.create_task(self._handle(job))
+            self._held[job] = task
+            await asyncio.wait([task])
+            if job._state is _State.ABANDONED:
+                continue
+            job._state = _State.SETTLING
+            try:
+                await self._settle(job, "completed" if task.result() else "failed")
+            finally:
+                del self._held[job]
+
+    async def _handle(self, job: AsyncJob) -> bool:
+        """Run the handler: True if it returned; a failure is logged and reported to ``on_error``."""
+        try:
+            await self.handler(job)
+        except (Exception, asyncio.CancelledError) as exc:
+            if job._state is _State.ABANDONED:  # cancelled by the shutdown, which releases the item
+                raise
+            job._failure = failure_reason(exc)
+            self.logger.exception("item %r: handler failed; recording a failed attempt", job.id)
+            if self.on_error is not None:
+                try:
+                    self.on_error(job, exc)
+                except Exception:
+                    self.logger.exception("on_error failed for item %r", job.id)
+            return False
+        return True
+
+    async def _settle(self, job: AsyncJob, outcome: Literal["completed", "failed", "released"]) -> None:
+        """Complete or release the item as its lease holder, retrying Redis failures until halted."""
+        backoff = _Backoff()
+        while True:
+            try:
+                if outcome == "completed":
+                    done = await self.queue.complete(job.lease, require_lease=True)
+                elif outcome == "failed":
+                    done = (await self.queue.fail(job.lease, job._failure)).outcome is not FailOutcome.GONE
+                else:
+                    done = await self.queue.release(job.lease)
+            except LeaseLost:
+                done = False
+            except RedisFailure as exc:
+                if self._halt.is_set():
+                    self.logger.exception("item %r: giving up settling it at shutdown", job.id)
+                    done = False
+                else:
+                    delay = backoff.next_s()
+                    self.logger.warning(
+                        "item %r: settling failed (%s); retrying in %.2f s", job.id, exc, delay
+                    )
+                    await _sleep(delay, self._halt)
+                    continue
+            self._settled(job, outcome, done)
+            return
+
+    async def _renewer(self) -> None:
+        while True:
+            await asyncio.sleep(self.renew_interval_ms / 1000)
+            jobs = [job for job in self._held if not job.lost.is_set()]
+            if not jobs:
+                continue
+            try:
+                renewed = await self.queue.renew_many([job.lease for job in jobs], self.lease_ms)
+            except RedisFailure as exc:
+                self.logger.warning("renewing %d leases failed: %s", len(jobs), exc)
+                continue
+            for job, held in zip(jobs, renewed, strict=True):
+                if not held and job._state is _State.RUNNING and job in self._held:
+                    job.lost.set()
+                    self.logger.warning("item %r: lease lost (expired or taken over)", job.id)
+
+    async def _cleaner(self, interval_ms: int) -> None:
+        while True:
+            await asyncio.sleep(interval_ms / 1000)
+            try:
+                report = await self.queue.light_clean()
+            except RedisFailure as exc:
+                self.logger.warning("light_clean failed: %s", exc)
+                continue
+            if report.requeued:
+                self.logger.info("light_clean requeued %d abandoned items", len(report.requeued))

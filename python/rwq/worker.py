@@ -1,0 +1,446 @@
+"""The worker helper for services: :class:`Worker` runs a handler on leased items in threads.
+
+A worker runs ``concurrency`` slots. Each slot leases one item at a time with a blocking lease
+that waits at most ``poll_timeout_ms``, runs the handler on it, then completes it as its lease
+holder (the handler returned) or records a failed attempt (the handler raised): under the
+queue's retry policy the item is retried after its backoff or dead-lettered, and without one it
+is given back at once. One renewer extends
+every held lease every ``renew_interval_ms`` in a single round trip; a lease it finds lost is
+flagged on the job and never completed as if still owned. Redis failures are logged and retried
+with bounded exponential backoff until the worker is stopped.
+
+Graceful shutdown (:meth:`Worker.stop`, or SIGTERM/SIGINT inside
+:meth:`Worker.install_signal_handlers`): stop leasing at once, let running handlers finish
+for up to ``shutdown_grace_ms``, release the items of those still running, and return.
+"""
+
+from __future__ import annotations
+
+import abc
+import contextlib
+import dataclasses
+import enum
+import functools
+import logging
+import random
+import signal
+import threading
+import time
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass
+from types import FrameType
+from typing import Literal
+
+from .client import WorkQueue
+from .errors import InvalidArgument, LeaseLost, RedisFailure
+from .protocol import validation
+from .protocol.operations import FailOutcome, Lease, Outcome
+
+__all__ = ["Job", "Worker", "WorkerStats"]
+
+LOGGER = logging.getLogger("rwq.worker")
+BACKOFF_BASE_MS = 100
+BACKOFF_CAP_MS = 5_000
+SIGNALS = (signal.SIGTERM, signal.SIGINT)
+
+_Settled = Literal["completed", "failed", "released", "lost"]
+
+
+@dataclass(frozen=True, slots=True)
+class WorkerStats:
+    """How the worker's jobs ended; each leased item is counted once.
+
+    ``completed``: the handler returned and the worker completed the item as its lease holder.
+    ``failed``: the handler raised and the item was released for another attempt.
+    ``released``: given back unfinished at shutdown (or leased just as the worker was stopped).
+    ``lost``: the lease was lost before the job was settled; another worker may run the item.
+    """
+
+    completed: int = 0
+    failed: int = 0
+    released: int = 0
+    lost: int = 0
+
+
+class _State(enum.Enum):
+    RUNNING = "running"  # the handler runs; the renewer flags a lost lease
+    SETTLING = "settling"  # the slot completes or releases the item
+    ABANDONED = "abandoned"  # the grace period ended; shutdown released the item
+
+
+class _JobBase:
+    """A leased item in a handler's hands."""
+
+    __slots__ = ("_failure", "_state", "lease")
+
+    def __init__(self, lease: Lease) -> None:
+        self.lease = lease
+        self._state = _State.RUNNING
+        self._failure = ""
+
+    @property
+    def id(self) -> str:
+        return self.lease.id
+
+    @property
+    def data(self) -> bytes:
+        return self.lease.data
+
+
+def failure_reason(exc: BaseException) -> str:
+    """The reason a failed attempt records: the exception, cut to the 1024 bytes a reason holds."""
+    text = f"{type(exc).__name__}: {exc}".encode("utf-8", "replace")[:1024]
+    return text.decode("utf-8", "ignore")
+
+
+class Job(_JobBase):
+    """A leased item: ``id``, ``data``, the ``lease``, and ``lost``, an event set once this worker
+    no longer holds the lease (a renewal found it lost, or shutdown released it): stop if you can.
+    """
+
+    __slots__ = ("lost",)
+
+    def __init__(self, lease: Lease) -> None:
+        super().__init__(lease)
+        self.lost = threading.Event()
+
+    def __repr__(self) -> str:
+        return f"Job(id={self.id!r}, lost={self.lost.is_set()})"
+
+
+class _Backoff:
+    """Bounded exponential backoff with jitter: about 0.1 s, doubling up to 5 s."""
+
+    def __init__(self) -> None:
+        self._failures = 0
+
+    def next_s(self) -> float:
+        delay_ms = min(BACKOFF_CAP_MS, BACKOFF_BASE_MS << min(self._failures, 16))
+        self._failures += 1
+        return delay_ms * random.uniform(0.5, 1.0) / 1000
+
+    def reset(self) -> None:
+        self._failures = 0
+
+
+class _WorkerBase(abc.ABC):
+    """Settings, stats and signal handling shared by :class:`Worker` and ``AsyncWorker``."""
+
+    def __init__(
+        self,
+        *,
+        concurrency: int,
+        lease_ms: int,
+        renew_interval_ms: int | None,
+        poll_timeout_ms: int,
+        clean_interval_ms: int | None,
+        shutdown_grace_ms: int,
+        logger: logging.Logger | None,
+    ) -> None:
+        if isinstance(concurrency, bool) or not isinstance(concurrency, int) or concurrency < 1:
+            raise InvalidArgument(f"concurrency must be an int >= 1, got {concurrency!r}")
+        self.concurrency = concurrency
+        self.lease_ms = validation.duration_ms(lease_ms, "lease_ms", minimum=2)
+        renew = lease_ms // 3 if renew_interval_ms is None else renew_interval_ms
+        self.renew_interval_ms = validation.duration_ms(renew, "renew_interval_ms")
+        if self.renew_interval_ms >= lease_ms:
+            raise InvalidArgument("renew_interval_ms must be shorter than lease_ms")
+        self.poll_timeout_ms = validation.duration_ms(poll_timeout_ms, "poll_timeout_ms")
+        self.clean_interval_ms = (
+            None
+            if clean_interval_ms is None
+            else validation.duration_ms(clean_interval_ms, "clean_interval_ms")
+        )
+        self.shutdown_grace_ms = validation.duration_ms(shutdown_grace_ms, "shutdown_grace_ms", minimum=0)
+        self.logger = logger or LOGGER
+        self._lock = threading.Lock()
+        self._stats = WorkerStats()
+        self._fatal: BaseException | None = None
+
+    @property
+    def stats(self) -> WorkerStats:
+        """How the jobs so far ended (a snapshot)."""
+        return self._stats
+
+    @abc.abstractmethod
+    def stop(self) -> None:
+        """Request a graceful shutdown."""
+
+    @contextlib.contextmanager
+    def install_signal_handlers(self) -> Iterator[None]:
+        """Within the ``with`` block, SIGTERM and SIGINT call :meth:`stop`; main thread only.
+
+        The first signal also puts the previous handlers back, so a second one acts as before
+        (SIGINT: KeyboardInterrupt) and forces the exit. They are restored when the block ends.
+        """
+        previous = {sig: signal.getsignal(sig) for sig in SIGNALS}
+
+        def restore() -> None:
+            for sig, handler in previous.items():
+                signal.signal(sig, signal.SIG_DFL if handler is None else handler)
+
+        def on_signal(signum: int, _frame: FrameType | None) -> None:
+            self.logger.warning(
+                "%s: stopping gracefully (send it again to force)", signal.Signals(signum).name
+            )
+            restore()
+            self.stop()
+
+        for sig in SIGNALS:
+            signal.signal(sig, on_signal)
+        try:
+            yield
+        finally:
+            restore()
+
+    def _count(self, outcome: _Settled) -> None:
+        with self._lock:
+            self._stats = dataclasses.replace(self._stats, **{outcome: getattr(self._stats, outcome) + 1})
+
+    def _crashed(self, exc: BaseException, where: str) -> None:
+        self.logger.critical("%s crashed; stopping the worker", where, exc_info=exc)
+        with self._lock:
+            if self._fatal is None:
+                self._fatal = exc
+        self.stop()
+
+    def _settled(self, job: _JobBase, outcome: _Settled, done: bool) -> None:
+        """Count a job its slot settled (``done``) or found lost."""
+        if not done:
+            self.logger.warning("item %r: the lease was lost before the job was settled", job.id)
+        self._count(outcome if done else "lost")
+
+    def _count_released(self, outcomes: Sequence[Outcome]) -> None:
+        """Count the shutdown's release of abandoned jobs."""
+        for outcome in outcomes:
+            self._count("released" if outcome is Outcome.DONE else "lost")
+
+    def _release_failed(self, count: int, exc: RedisFailure) -> list[Outcome]:
+        """Log a failed shutdown release; its outcomes count the jobs as lost."""
+        self.logger.error(
+            "could not release %d items at shutdown (%s); they return once their leases expire "
+            "and a cleaner runs",
+            count,
+            exc,
+        )
+        return [Outcome.LEASE_LOST] * count
+
+
+class Worker(_WorkerBase):
+    """Runs ``handler`` on items leased from ``queue`` in ``concurrency`` threads.
+
+    The handler gets a :class:`Job`; returning completes the item, raising releases it (logged
+    with its traceback, then ``on_error(job, exc)`` is called). A BaseException that is not an
+    Exception stops the worker and is re-raised by :meth:`run`, as are unexpected errors such
+    as :class:`~rwq.errors.UnsupportedServer`. The Redis client's ``socket_timeout``, if any,
+    must exceed ``poll_timeout_ms``.
+    """
+
+    def __init__(
+        self,
+        queue: WorkQueue,
+        handler: Callable[[Job], object],
+        *,
+        concurrency: int = 1,
+        lease_ms: int = 30_000,
+        renew_interval_ms: int | None = None,
+        poll_timeout_ms: int = 1_000,
+        clean_interval_ms: int | None = None,
+        shutdown_grace_ms: int = 10_000,
+        on_error: Callable[[Job, Exception], object] | None = None,
+        logger: logging.Logger | None = None,
+    ) -> None:
+        super().__init__(
+            concurrency=concurrency,
+            lease_ms=lease_ms,
+            renew_interval_ms=renew_interval_ms,
+            poll_timeout_ms=poll_timeout_ms,
+            clean_interval_ms=clean_interval_ms,
+            shutdown_grace_ms=shutdown_grace_ms,
+            logger=logger,
+        )
+        self.queue = queue
+        self.handler = handler
+        self.on_error = on_error
+        self._held: dict[Job, threading.Thread] = {}  # running and settling jobs: the renewer's set
+        self._stopping = threading.Event()  # no more leasing
+        self._halt = threading.Event()  # the grace period is over
+        self._done = threading.Event()  # the renewer and the cleaner exit
+        self._started = False
+
+    def stop(self) -> None:
+        """Request a graceful shutdown: stop leasing now; :meth:`run` then winds down and returns."""
+        self._stopping.set()
+
+    def run(self) -> None:
+        """Work until stopped, then shut down gracefully; a worker runs once.
+
+        An exception in the calling thread (KeyboardInterrupt) also shuts down gracefully first.
+        """
+        if self._started:
+            raise RuntimeError("a Worker runs once")
+        self._started = True
+        self.logger.info(
+            "worker on %r: %d slots, lease %d ms", self.queue.prefix, self.concurrency, self.lease_ms
+        )
+        slots = [self._start(self._slot, f"rwq-slot-{n}") for n in range(self.concurrency)]
+        helpers = [self._start(self._renewer, "rwq-renewer")]
+        if self.clean_interval_ms is not None:
+            helpers.append(
+                self._start(functools.partial(self._cleaner, self.clean_interval_ms), "rwq-cleaner")
+            )
+        try:
+            self._stopping.wait()
+        finally:
+            self.stop()
+            self._shutdown(slots, helpers)
+        self.logger.info("worker on %r stopped: %s", self.queue.prefix, self.stats)
+        if self._fatal is not None:
+            raise self._fatal
+
+    def _start(self, target: Callable[[], None], name: str) -> threading.Thread:
+        def guarded() -> None:
+            try:
+                target()
+            except BaseException as exc:
+                self._crashed(exc, name)
+
+        thread = threading.Thread(target=guarded, name=name, daemon=True)
+        thread.start()
+        return thread
+
+    def _shutdown(self, slots: list[threading.Thread], helpers: list[threading.Thread]) -> None:
+        deadline = time.monotonic() + self.shutdown_grace_ms / 1000
+        for thread in slots:
+            thread.join(max(0.0, deadline - time.monotonic()))
+        self._halt.set()
+        busy = self._abandon()
+        for thread in slots:
+            if thread not in busy:  # polling or settling: both end promptly now
+                thread.join()
+        self._done.set()
+        for thread in helpers:
+            thread.join()
+
+    def _abandon(self) -> set[threading.Thread]:
+        """Release the items of handlers still running after the grace period; their threads."""
+        with self._lock:
+            running = {job: thread for job, thread in self._held.items() if job._state is _State.RUNNING}
+            for job in running:
+                job._state = _State.ABANDONED
+                del self._held[job]
+                job.lost.set()
+        if running:
+            self.logger.warning(
+                "%d handlers still running after %d ms; releasing their items",
+                len(running),
+                self.shutdown_grace_ms,
+            )
+            try:
+                outcomes = self.queue.release_many([job.lease for job in running])
+            except RedisFailure as exc:
+                outcomes = self._release_failed(len(running), exc)
+            self._count_released(outcomes)
+        return set(running.values())
+
+    def _slot(self) -> None:
+        backoff = _Backoff()
+        while not self._stopping.is_set():
+            try:
+                lease = self.queue.lease(self.lease_ms, block=True, timeout_ms=self.poll_timeout_ms)
+            except RedisFailure as exc:
+                delay = backoff.next_s()
+                self.logger.warning("lease failed (%s); retrying in %.2f s", exc, delay)
+                self._stopping.wait(delay)
+                continue
+            backoff.reset()
+            if lease is None:
+                continue
+            job = Job(lease)
+            if self._stopping.is_set():  # stopped while this lease was on its way: give it back
+                job._state = _State.SETTLING
+                self._settle(job, "released")
+                continue
+            with self._lock:
+                self._held[job] = threading.current_thread()
+            self._work(job)
+
+    def _work(self, job: Job) -> None:
+        error: Exception | None = None
+        try:
+            self.handler(job)
+        except Exception as exc:
+            error = exc
+            job._failure = failure_reason(exc)
+            self.logger.exception("item %r: handler failed; recording a failed attempt", job.id)
+            if self.on_error is not None:
+                try:
+                    self.on_error(job, exc)
+                except Exception:
+                    self.logger.exception("on_error failed for item %r", job.id)
+        with self._lock:
+            if job._state is _State.ABANDONED:
+                return
+            job._state = _State.SETTLING
+        try:
+            self._settle(job, "completed" if error is None else "failed")
+        finally:
+            with self._lock:
+                del self._held[job]
+
+    def _settle(self, job: Job, outcome: Literal["completed", "failed", "released"]) -> None:
+        """Complete or release the item as its lease holder, retrying Redis failures until halted."""
+        backoff = _Backoff()
+        while True:
+            try:
+                if outcome == "completed":
+                    done = self.queue.complete(job.lease, require_lease=True)
+                elif outcome == "failed":
+                    done = self.queue.fail(job.lease, job._failure).outcome is not FailOutcome.GONE
+                else:
+                    done = self.queue.release(job.lease)
+            except LeaseLost:
+                done = False
+            except RedisFailure as exc:
+                if self._halt.is_set():
+                    self.logger.exception("item %r: giving up settling it at shutdown", job.id)
+                    done = False
+                else:
+                    delay = backoff.next_s()
+                    self.logger.warning(
+                        "item %r: settling failed (%s); retrying in %.2f s", job.id, exc, delay
+                    )
+                    self._halt.wait(delay)
+                    continue
+            self._settled(job, outcome, done)
+            return
+
+    def _renewer(self) -> None:
+        while not self._done.wait(self.renew_interval_ms / 1000):
+            with self._lock:
+                jobs = [job for job in self._held if not job.lost.is_set()]
+            if not jobs:
+                continue
+            try:
+                renewed = self.queue.renew_many([job.lease for job in jobs], self.lease_ms)
+            except RedisFailure as exc:
+                self.logger.warning("renewing %d leases failed: %s", len(jobs), exc)
+                continue
+            for job, held in zip(jobs, renewed, strict=True):
+                if not held:
+                    with self._lock:
+                        lost = job._state is _State.RUNNING and job in self._held
+                        if lost:
+                            job.lost.set()
+                    if lost:
+                        self.logger.warning("item %r: lease lost (expired or taken over)", job.id)
+
+    def _cleaner(self, interval_ms: int) -> None:
+        while not self._done.wait(interval_ms / 1000):
+            try:
+                report = self.queue.light_clean()
+            except RedisFailure as exc:
+                self.logger.warning("light_clean failed: %s", exc)
+                continue
+            if report.requeued:
+                self.logger.info("light_clean requeued %d abandoned items", len(report.requeued))
