@@ -9,7 +9,7 @@ def test_light_clean_continues_after_a_fully_removed_first_chunk(queue: WorkQueu
     """A chunk whose entries were all requeued left cursor 0, which once read as 'done'."""
     queue.add_many([("a", b"A"), ("b", b"B"), ("c", b"C")])
     for _ in range(3):  # moved without a lease: abandoned
-        r.execute_command("LMOVE", queue.keys.queue, queue.keys.processing, "RIGHT", "LEFT")
+        r.lmove(queue.keys.queue.decode(), queue.keys.processing.decode(), "RIGHT", "LEFT")
     report = queue.light_clean(chunk=1)
     assert report.requeued == ("a", "b", "c")
     assert queue.counts().queued == 3
