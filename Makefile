@@ -6,7 +6,7 @@ PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed-$(shell cat pyproject.toml | cksum | cut -d' ' -f1)
 OUT ?= conformance-out
 
-.PHONY: all venv system-deps test lint typecheck generate check-generated conformance clean
+.PHONY: all venv system-deps test test-python test-go lint typecheck generate check-generated conformance conformance-go clean
 
 all: test
 
@@ -34,11 +34,20 @@ lint: venv
 typecheck: venv
 	$(VENV)/bin/mypy
 
-test: venv system-deps check-generated lint typecheck
+test: test-python test-go
+
+test-python: venv system-deps check-generated lint typecheck
 	$(VENV)/bin/pytest -q
+
+# The Go client's own tests, then the conformance suite against its adapter (interop included).
+test-go: conformance-go
+
+conformance-go: venv system-deps
+	bash conformance/adapters/go/build.sh test
+	$(VENV)/bin/rwq conformance --adapter "$(abspath conformance/adapters/go/bin/rwq-adapter)" --out $(OUT)-go
 
 conformance: venv system-deps
 	$(VENV)/bin/rwq conformance --adapter "$(abspath $(PY)) -m rwq.conformance.reference_adapter" --out $(OUT)
 
 clean:
-	rm -rf $(VENV) $(OUT) .mypy_cache .ruff_cache .pytest_cache .hypothesis dist build
+	rm -rf $(VENV) $(OUT) $(OUT)-go conformance/adapters/go/bin conformance/adapters/go/rwq/lua .mypy_cache .ruff_cache .pytest_cache .hypothesis dist build
