@@ -33,19 +33,31 @@ if not random or random > 999999 then return redis.error_reply('RWQ_INVALID_ARGU
 
 local lease_key, item_key = prefix .. 'lease:' .. id, prefix .. 'item:' .. id
 if redis.call('GET', lease_key) ~= token then return {-1, 0} end
-redis.call('DEL', lease_key, prefix .. 'leased_by_session:' .. id)
-redis.call('LREM', processing, -1, id)
 local data = redis.call('GET', item_key)
-if not data then return {0, 0} end
 
+-- Decide everything before the first write: a script that errors is not rolled back.
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 local policy = {}
 local flat = redis.call('HGETALL', prefix .. 'policy')
 for i = 1, #flat, 2 do policy[flat[i]] = flat[i + 1] end
-local attempts = tonumber(redis.call('HGET', prefix .. 'attempts', id) or '0')
-local max_attempts = tonumber(policy.max_attempts or '0')
-if max_attempts > 0 and attempts >= max_attempts then
+local attempts = tonumber(redis.call('HGET', prefix .. 'attempts', id) or '0') or 0
+local max_attempts = tonumber(policy.max_attempts or '0') or 0
+local dead = max_attempts > 0 and attempts >= max_attempts
+local delay = tonumber(policy.base_ms or '0') or 0
+if policy.backoff == 'exponential' then
+  -- 2^40 keeps the product finite (no inf or NaN) and is past any cap.
+  delay = delay * 2 ^ math.min(math.max(attempts - 1, 0), 40)
+  local cap = tonumber(policy.cap_ms or '0') or 0
+  if cap > 0 and delay > cap then delay = cap end
+end
+delay = math.min(delay, 31536000000)
+delay = delay - math.floor(delay * (tonumber(policy.jitter_pct or '0') or 0) * random / 100000000)
+
+redis.call('DEL', lease_key, prefix .. 'leased_by_session:' .. id)
+redis.call('LREM', processing, -1, id)
+if not data then return {0, 0} end
+if dead then
   redis.call('DEL', item_key)
   redis.call('HDEL', prefix .. 'attempts', id)
   redis.call('ZADD', prefix .. 'dead', now, id)
@@ -53,14 +65,6 @@ if max_attempts > 0 and attempts >= max_attempts then
   redis.call('HSET', prefix .. 'dead:info', id, cjson.encode({reason = reason, attempts = attempts}))
   return {2, 0}
 end
-local delay = tonumber(policy.base_ms or '0')
-if policy.backoff == 'exponential' then
-  delay = delay * 2 ^ math.max(attempts - 1, 0)
-  local cap = tonumber(policy.cap_ms or '0')
-  if cap > 0 and delay > cap then delay = cap end
-end
-delay = math.min(delay, 31536000000)
-delay = delay - math.floor(delay * tonumber(policy.jitter_pct or '0') * random / 100000000)
 if delay <= 0 then
   redis.call('LPUSH', queue, id)
   return {1, 0}

@@ -140,14 +140,18 @@ class AsyncWorkQueue:
         return await self._run(ops.deep_clean(self.keys, chunk=chunk))
 
     async def _run(self, plan: Plan[T]) -> T:
+        try:
+            command = next(plan)  # a plan validates all of its arguments before its first command
+        except StopIteration as done:
+            return done.value  # type: ignore[no-any-return]
         if not self._checked:
             self._checked = True
             await self._drive(ops.check_server(self.keys))
-        return await self._drive(plan)
+        return await self._drive(plan, command)
 
-    async def _drive(self, plan: Plan[T]) -> T:
+    async def _drive(self, plan: Plan[T], command: Command | None = None) -> T:
         try:
-            command = next(plan)
+            command = next(plan) if command is None else command
             while True:
                 command = plan.send(await self._execute(command))
         except StopIteration as done:

@@ -136,14 +136,18 @@ class WorkQueue:
         return self._run(ops.deep_clean(self.keys, chunk=chunk))
 
     def _run(self, plan: Plan[T]) -> T:
+        try:
+            command = next(plan)  # a plan validates all of its arguments before its first command
+        except StopIteration as done:
+            return done.value  # type: ignore[no-any-return]
         if not self._checked:
             self._checked = True
             self._drive(ops.check_server(self.keys))
-        return self._drive(plan)
+        return self._drive(plan, command)
 
-    def _drive(self, plan: Plan[T]) -> T:
+    def _drive(self, plan: Plan[T], command: Command | None = None) -> T:
         try:
-            command = next(plan)
+            command = next(plan) if command is None else command
             while True:
                 command = plan.send(self._execute(command))
         except StopIteration as done:

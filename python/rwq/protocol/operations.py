@@ -387,8 +387,11 @@ def get_policy(keys: QueueKeys) -> Plan[RetryPolicy | None]:
     if not raw:
         return None
     fields = {key.decode(): value.decode() for key, value in raw.items()}
-    backoff: Literal["fixed", "exponential"] = "fixed" if fields.pop("backoff") == "fixed" else "exponential"
-    return RetryPolicy(backoff=backoff, **{name: int(value) for name, value in fields.items()})
+    backoff: Literal["fixed", "exponential"] = "fixed" if fields["backoff"] == "fixed" else "exponential"
+    # Fields a later protocol version may add are ignored (RWQ-VER-002).
+    return RetryPolicy(
+        backoff=backoff, **{name: int(fields[name]) for name in _POLICY_LIMITS if name in fields}
+    )
 
 
 def fail(keys: QueueKeys, held: Lease, reason: str = "") -> Plan[FailResult]:
