@@ -11,6 +11,7 @@
 --   "purge"   ARGV[2..] 1..1000 ids: reply per id 1 = removed, 0 = not dead
 --   "trim"    applies the retention of <P>:policy (dead_max_age_ms, then dead_max_count),
 --             removing at most 1000 dead items, oldest first; reply [removed, remaining_excess]
+-- Reply    per mode, as listed above
 -- Errors   RWQ_INVALID_ARGUMENT (nothing is written)
 -- Effects  <P>:dead (zset id -> dead_at_ms), <P>:dead:data and <P>:dead:info (hashes by id);
 --          requeue also SET <P>:item:<id> NX and LPUSH <P>:queue

@@ -18,7 +18,7 @@
 -- Cost     1 round trip per call; index O(start + max); requeue O(n) for ids in the index or
 --          leased, O(length of both lists) for each id that is neither (orphans, and items that
 --          entered a list after the index was taken)
-local queue, processing, index = KEYS[1], KEYS[2], KEYS[3]
+local queue, processing, index = KEYS[1] or '', KEYS[2], KEYS[3] or ''
 local prefix = string.sub(queue, 1, -6)
 if #KEYS ~= 3 or string.sub(queue, -6) ~= ':queue' or processing ~= prefix .. 'processing'
     or string.sub(index, 1, #prefix + 11) ~= prefix .. 'deep_clean:'

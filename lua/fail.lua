@@ -10,15 +10,15 @@
 -- ARGV[3]  reason       0..1024 bytes, kept with a dead item
 -- ARGV[4]  random       integer 0..999999, uniform, chosen by the client (drives the jitter)
 -- Reply    [1, delay_ms] retry scheduled (delay 0: queued at once); [2, 0] dead-lettered;
---          [0, 0] the item no longer exists (the caller's lease was cleared);
---          [-1, 0] the caller does not hold the lease (nothing changed)
+--          [0, 0] the item no longer exists (its lease keys and a processing entry were cleared);
+--          [-1, 0] the item exists and the caller does not hold its lease (nothing changed)
 -- Errors   RWQ_INVALID_ARGUMENT (nothing is written)
 -- Effects  DEL both lease keys; LREM <P>:processing -1 <id>; then LPUSH <P>:queue <id>, or move
 --          the payload to <P>:delayed:data and ZADD <P>:delayed due <id>, or move the payload to
 --          <P>:dead:data, ZADD <P>:dead now <id>, HSET <P>:dead:info <id> {reason, attempts}
 --          and HDEL <P>:attempts <id>
 -- Cost     1 round trip; O(log d)
-local queue, processing = KEYS[1], KEYS[2]
+local queue, processing = KEYS[1] or '', KEYS[2]
 local prefix = string.sub(queue, 1, -6)
 if #KEYS ~= 2 or string.sub(queue, -6) ~= ':queue' or processing ~= prefix .. 'processing' then
   return redis.error_reply('RWQ_INVALID_ARGUMENT KEYS must be <prefix>:queue, <prefix>:processing')
@@ -32,8 +32,8 @@ if #reason > 1024 then return redis.error_reply('RWQ_INVALID_ARGUMENT reason mus
 if not random or random > 999999 then return redis.error_reply('RWQ_INVALID_ARGUMENT random must be an integer in 0..999999') end
 
 local lease_key, item_key = prefix .. 'lease:' .. id, prefix .. 'item:' .. id
-if redis.call('GET', lease_key) ~= token then return {-1, 0} end
 local data = redis.call('GET', item_key)
+if data and redis.call('GET', lease_key) ~= token then return {-1, 0} end
 
 -- Decide everything before the first write: a script that errors is not rolled back.
 local t = redis.call('TIME')

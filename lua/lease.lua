@@ -20,7 +20,7 @@
 --          SET <P>:lease:<id> token PX lease_ms (and the legacy key when asked);
 --          retry: HINCRBY <P>:attempts <id> 1; delay: see "promotion" in SPEC
 -- Cost     1 round trip; O(count + skipped + promoted)
-local queue, processing = KEYS[1], KEYS[2]
+local queue, processing = KEYS[1] or '', KEYS[2]
 local prefix = string.sub(queue, 1, -6)
 if #KEYS ~= 2 or string.sub(queue, -6) ~= ':queue' or processing ~= prefix .. 'processing' then
   return redis.error_reply('RWQ_INVALID_ARGUMENT KEYS must be <prefix>:queue, <prefix>:processing')

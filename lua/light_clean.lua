@@ -17,7 +17,7 @@
 --          payload to <P>:dead:data, ZADD <P>:dead, HSET <P>:dead:info, HDEL <P>:attempts);
 --          ghost: LREM <P>:processing -1 <id>; promotion as in lease
 -- Cost     1 round trip per chunk; O(cursor + max) list walking plus O(1) per entry
-local queue, processing = KEYS[1], KEYS[2]
+local queue, processing = KEYS[1] or '', KEYS[2]
 local prefix = string.sub(queue, 1, -6)
 if #KEYS ~= 2 or string.sub(queue, -6) ~= ':queue' or processing ~= prefix .. 'processing' then
   return redis.error_reply('RWQ_INVALID_ARGUMENT KEYS must be <prefix>:queue, <prefix>:processing')

@@ -7,13 +7,14 @@
 -- ARGV     id_1, token_1, ..., id_n, token_n from ARGV[2]   1 <= n <= 1000; id 1..512 bytes,
 --          token 1..128 bytes
 -- Reply    array of n integers: 1 = released, 0 = the item no longer exists (someone completed
---          it; the caller's lease was cleared), -1 = the caller does not hold the lease (untouched)
+--          it; its lease keys and a processing entry were cleared), -1 = the item exists and the
+--          caller does not hold its lease (untouched)
 -- Errors   RWQ_INVALID_ARGUMENT (nothing is written)
 -- Effects  DEL <P>:lease:<id> and <P>:leased_by_session:<id>; LREM <P>:processing -1 <id>; when
 --          the item still exists: LPUSH <P>:queue <id>, or with a delay, move the payload from
 --          <P>:item:<id> to <P>:delayed:data and ZADD <P>:delayed (now + delay_ms) <id>
 -- Cost     1 round trip; O(n) when releases come roughly in lease order
-local queue, processing = KEYS[1], KEYS[2]
+local queue, processing = KEYS[1] or '', KEYS[2]
 local prefix = string.sub(queue, 1, -6)
 if #KEYS ~= 2 or string.sub(queue, -6) ~= ':queue' or processing ~= prefix .. 'processing' then
   return redis.error_reply('RWQ_INVALID_ARGUMENT KEYS must be <prefix>:queue, <prefix>:processing')
@@ -35,13 +36,15 @@ end
 local result = {}
 for i = 2, #ARGV, 2 do
   local id, lease_key = ARGV[i], prefix .. 'lease:' .. ARGV[i]
-  if redis.call('GET', lease_key) ~= ARGV[i + 1] then
+  local item_key = prefix .. 'item:' .. id
+  local exists = redis.call('EXISTS', item_key) == 1
+  if exists and redis.call('GET', lease_key) ~= ARGV[i + 1] then
     result[#result + 1] = -1
   else
+    -- Held, or the item is gone (completed meanwhile): its lease keys and entry are garbage.
     redis.call('DEL', lease_key, prefix .. 'leased_by_session:' .. id)
     redis.call('LREM', processing, -1, id)
-    local item_key = prefix .. 'item:' .. id
-    if redis.call('EXISTS', item_key) == 0 then
+    if not exists then
       result[#result + 1] = 0
     elseif due then
       redis.call('HSET', prefix .. 'delayed:data', id, redis.call('GET', item_key))

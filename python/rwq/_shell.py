@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from redis.exceptions import RedisError, ResponseError
+from redis.exceptions import RedisClusterException, RedisError, ResponseError
 
 from .errors import InvalidArgument, RedisFailure, RwqError, error_from_script
 from .protocol import validation
@@ -24,6 +24,9 @@ def script_args(command: RunScript) -> tuple[Any, ...]:
     return (len(command.keys), *command.keys, *command.args)
 
 
+FAILURES = (RedisError, RedisClusterException)
+
+
 def call_kwargs(client: Any, command: Call, *, cluster: bool) -> dict[str, Any]:
     """Route a plain command to the node that holds the queue's slot on Redis Cluster."""
     if cluster:
@@ -31,7 +34,18 @@ def call_kwargs(client: Any, command: Call, *, cluster: bool) -> dict[str, Any]:
     return {}
 
 
-def translate(exc: RedisError) -> RwqError:
+def call_reply(command: Call, reply: Any, *, cluster: bool) -> Any:
+    """A plain command's reply as a standalone server gives it.
+
+    redis-py's cluster client answers SCAN with a ``{node: cursor}`` map even for one node.
+    """
+    if cluster and command.args[0] == "SCAN":
+        cursors, keys = reply
+        return next(iter(cursors.values())), keys
+    return reply
+
+
+def translate(exc: RedisError | RedisClusterException) -> RwqError:
     """A redis-py error as the matching rwq error."""
     if isinstance(exc, ResponseError):
         mapped = error_from_script(str(exc))

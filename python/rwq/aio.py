@@ -7,11 +7,11 @@ from typing import Any, TypeVar
 
 from redis.asyncio import Redis
 from redis.asyncio.cluster import RedisCluster
-from redis.exceptions import NoScriptError, RedisError
+from redis.exceptions import NoScriptError
 
 from . import _shell
 from .protocol import operations as ops
-from .protocol.commands import Call, Command, Plan, RunScript
+from .protocol.commands import Command, Plan, RunScript
 from .protocol.operations import CleanReport, Counts, DeadItem, FailResult, Lease, Outcome, RetryPolicy
 
 T = TypeVar("T")
@@ -165,14 +165,15 @@ class AsyncWorkQueue:
                     return await self._redis.evalsha(command.script.sha1, *args)
                 except NoScriptError:
                     return await self._redis.eval(command.script.source, *args)
-            assert isinstance(command, Call)
+            if self._cluster:
+                await self._redis.initialize()  # routing needs the slot table
+            kwargs = _shell.call_kwargs(self._redis, command, cluster=self._cluster)
             try:
-                return await self._redis.execute_command(
-                    *command.args, **_shell.call_kwargs(self._redis, command, cluster=self._cluster)
-                )
-            except RedisError as exc:
+                reply = await self._redis.execute_command(*command.args, **kwargs)
+            except _shell.FAILURES as exc:
                 if command.errors_as_values:
                     return exc
                 raise
-        except RedisError as exc:
+            return _shell.call_reply(command, reply, cluster=self._cluster)
+        except _shell.FAILURES as exc:
             raise _shell.translate(exc) from exc

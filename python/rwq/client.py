@@ -7,11 +7,11 @@ from typing import Any, TypeVar
 
 from redis import Redis
 from redis.cluster import RedisCluster
-from redis.exceptions import NoScriptError, RedisError
+from redis.exceptions import NoScriptError
 
 from . import _shell
 from .protocol import operations as ops
-from .protocol.commands import Call, Command, Plan, RunScript
+from .protocol.commands import Command, Plan, RunScript
 from .protocol.operations import CleanReport, Counts, DeadItem, FailResult, Lease, Outcome, RetryPolicy
 
 T = TypeVar("T")
@@ -161,14 +161,13 @@ class WorkQueue:
                     return self._redis.evalsha(command.script.sha1, *args)
                 except NoScriptError:
                     return self._redis.eval(command.script.source, *args)
-            assert isinstance(command, Call)
+            kwargs = _shell.call_kwargs(self._redis, command, cluster=self._cluster)
             try:
-                return self._redis.execute_command(
-                    *command.args, **_shell.call_kwargs(self._redis, command, cluster=self._cluster)
-                )
-            except RedisError as exc:
+                reply = self._redis.execute_command(*command.args, **kwargs)
+            except _shell.FAILURES as exc:
                 if command.errors_as_values:
                     return exc
                 raise
-        except RedisError as exc:
+            return _shell.call_reply(command, reply, cluster=self._cluster)
+        except _shell.FAILURES as exc:
             raise _shell.translate(exc) from exc

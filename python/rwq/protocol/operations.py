@@ -246,7 +246,7 @@ def renew(
 ) -> Plan[list[bool]]:
     """renew / renew_many: True where the caller still held the lease and it was extended."""
     v.duration_ms(lease_ms, "lease_ms")
-    pairs = [(v.encode_id(held.id), held.token.encode()) for held in leases]
+    pairs = [(v.encode_id(held.id), v.token(held.token)) for held in leases]
     script = registry()["renew"]
     renewed: list[bool] = []
     for chunk in _chunks(pairs):
@@ -266,7 +266,7 @@ def complete(
         args: list[bytes] = []
         for item in items:
             assert isinstance(item, Lease)
-            args += (v.encode_id(item.id), item.token.encode())
+            args += (v.encode_id(item.id), v.token(item.token))
         mode, step = b"owner", 2
     else:
         args = [v.encode_id(item.id if isinstance(item, Lease) else item) for item in items]
@@ -282,7 +282,7 @@ def complete(
 def release(keys: QueueKeys, leases: Sequence[Lease], *, delay_ms: int = 0) -> Plan[list[Outcome]]:
     """release: give held items back to the queue at once, or after ``delay_ms``."""
     v.duration_ms(delay_ms, "delay_ms", minimum=0)
-    pairs = [(v.encode_id(held.id), held.token.encode()) for held in leases]
+    pairs = [(v.encode_id(held.id), v.token(held.token)) for held in leases]
     script = registry()["release"]
     outcomes: list[Outcome] = []
     for chunk in _chunks(pairs):
@@ -399,7 +399,7 @@ def fail(keys: QueueKeys, held: Lease, reason: str = "") -> Plan[FailResult]:
     raw_reason = reason.encode("utf-8", "replace")
     if len(raw_reason) > 1024:
         raise InvalidArgument("reason must be at most 1024 bytes")
-    args = (v.encode_id(held.id), held.token.encode(), raw_reason, secrets.randbelow(1_000_000))
+    args = (v.encode_id(held.id), v.token(held.token), raw_reason, secrets.randbelow(1_000_000))
     status, delay = yield RunScript(registry()["fail"], (keys.queue, keys.processing), args)
     if status == -1:
         raise LeaseLost(f"the lease on {held.id!r} is no longer held by this caller")

@@ -25,7 +25,27 @@ def encode_id(item_id: object) -> bytes:
     """Encode the id of an existing item; ids read back from Redis round-trip exactly."""
     if not isinstance(item_id, str):
         raise InvalidArgument(f"id must be a str, not {type(item_id).__name__}")
-    return _check_id_length(item_id.encode("utf-8", "surrogateescape"))
+    try:
+        raw = item_id.encode("utf-8", "surrogateescape")
+    except UnicodeEncodeError as exc:
+        raise InvalidArgument("id must be UTF-8 (a lone surrogate is not)") from exc
+    return _check_id_length(raw)
+
+
+MAX_TOKEN_BYTES = 128
+
+
+def token(value: object) -> bytes:
+    """Validate a lease token: a str of 1..128 bytes."""
+    if not isinstance(value, str):
+        raise InvalidArgument(f"token must be a str, not {type(value).__name__}")
+    try:
+        raw = value.encode("utf-8", "surrogateescape")
+    except UnicodeEncodeError as exc:
+        raise InvalidArgument("token must be UTF-8 (a lone surrogate is not)") from exc
+    if not 1 <= len(raw) <= MAX_TOKEN_BYTES:
+        raise InvalidArgument(f"token must be 1..{MAX_TOKEN_BYTES} bytes, got {len(raw)}")
+    return raw
 
 
 def decode_id(raw: bytes) -> str:
@@ -81,7 +101,11 @@ def prefix(value: object, *, cluster: bool) -> str:
     """Validate a queue prefix; on Redis Cluster it must carry a hash tag."""
     if not isinstance(value, str):
         raise InvalidArgument(f"prefix must be a str, not {type(value).__name__}")
-    if not 1 <= len(value.encode("utf-8", "surrogatepass")) <= MAX_ID_BYTES:
+    try:
+        raw = value.encode("utf-8")
+    except UnicodeEncodeError as exc:
+        raise InvalidArgument("prefix must be valid UTF-8 (no lone surrogates)") from exc
+    if not 1 <= len(raw) <= MAX_ID_BYTES:
         raise InvalidArgument(f"prefix must be 1..{MAX_ID_BYTES} bytes")
     if _GLOB_CHARS.intersection(value):
         raise InvalidArgument(f"prefix must not contain glob characters * ? [ ] \\: {value!r}")

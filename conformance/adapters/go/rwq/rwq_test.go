@@ -226,8 +226,8 @@ func TestOwnerChecks(t *testing.T) {
 	if must[bool](t)(q.Release(ctx, b2)) {
 		t.Fatal("release of an item that no longer exists should report false")
 	}
-	if got := must[[]Outcome](t)(q.ReleaseMany(ctx, []Lease{b2})); !reflect.DeepEqual(got, []Outcome{NotHolder}) {
-		t.Fatalf("release_many after the lease was cleared: %v", got)
+	if got := must[[]Outcome](t)(q.ReleaseMany(ctx, []Lease{b2})); !reflect.DeepEqual(got, []Outcome{Gone}) {
+		t.Fatalf("release_many of an item that no longer exists: %v", got)
 	}
 }
 

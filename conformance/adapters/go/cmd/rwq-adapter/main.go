@@ -257,7 +257,7 @@ func (a *adapter) hello(args json.RawMessage) (any, error) {
 	return map[string]any{
 		"protocol":       1,
 		"implementation": map[string]string{"name": "rwq-go", "language": "go", "version": rwq.Version},
-		"profiles":       []string{"core"},
+		"profiles":       []string{"core", "legacy-lease"},
 		"methods":        names,
 		"scripts":        rwq.ScriptSHA1s(),
 	}, nil

@@ -1,0 +1,306 @@
+"""The client on a real 3-master Redis Cluster on loopback (sync and asyncio redis-py clients)."""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+import time
+import uuid
+from collections.abc import AsyncIterator, Iterator
+from typing import Any, cast
+
+import pytest
+import redis
+from redis.asyncio.cluster import RedisCluster as AsyncRedisCluster
+from redis.cluster import RedisCluster
+
+from rwq import AsyncWorkQueue, CleanReport, Counts, InvalidArgument, Outcome, WorkQueue
+from rwq.conformance.redis_server import RedisServer
+
+SLOT_RANGES = ((0, 5460), (5461, 10922), (10923, 16383))
+
+
+def command(client: Any, *args: Any) -> Any:
+    """A raw command (redis-py leaves ``execute_command`` untyped)."""
+    return client.execute_command(*args)
+
+
+class Cluster:
+    """Three masters, each a :class:`RedisServer` with cluster mode on, slots split evenly."""
+
+    def __init__(self) -> None:
+        self.nodes: list[RedisServer] = []
+
+    def start(self) -> Cluster:
+        for _ in SLOT_RANGES:
+            server = RedisServer(
+                extra_args=(
+                    "--cluster-enabled",
+                    "yes",
+                    "--cluster-config-file",
+                    "nodes.conf",  # relative to the server's own temporary --dir
+                    "--cluster-node-timeout",
+                    "5000",
+                )
+            )
+            self.nodes.append(server.start())
+        first = self.nodes[0].client()
+        for node in self.nodes[1:]:
+            command(first, "CLUSTER", "MEET", "127.0.0.1", node.port)
+        for node, (low, high) in zip(self.nodes, SLOT_RANGES, strict=True):
+            client = node.client()
+            command(client, "CLUSTER", "ADDSLOTSRANGE", low, high)
+            client.close()
+        first.close()
+        self._wait_ok()
+        return self
+
+    def _wait_ok(self) -> None:
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline:
+            if all(self._node_ready(node) for node in self.nodes):
+                return
+            time.sleep(0.05)
+        raise RuntimeError("the cluster did not reach cluster_state:ok")
+
+    @staticmethod
+    def _node_ready(node: RedisServer) -> bool:
+        client = node.client()
+        try:
+            info = command(client, "CLUSTER", "INFO")
+            text = info.decode() if isinstance(info, bytes) else str(info)
+            slots = command(client, "CLUSTER", "SLOTS")
+            return "cluster_state:ok" in text and len(slots) == len(SLOT_RANGES)
+        finally:
+            client.close()
+
+    @property
+    def port(self) -> int:
+        return self.nodes[0].port
+
+    def stop(self) -> None:
+        for node in self.nodes:
+            node.stop()
+
+
+@pytest.fixture(scope="module")
+def cluster() -> Iterator[Cluster]:
+    nodes = Cluster()
+    try:
+        yield nodes.start()
+    finally:
+        nodes.stop()
+
+
+@pytest.fixture
+def rc(cluster: Cluster) -> Iterator[RedisCluster]:
+    client = RedisCluster(host="127.0.0.1", port=cluster.port)
+    yield client
+    client.close()
+
+
+@pytest.fixture
+def tagged() -> str:
+    return f"cl:{{{uuid.uuid4().hex[:10]}}}"
+
+
+@pytest.fixture
+def cq(rc: RedisCluster, tagged: str) -> WorkQueue:
+    return WorkQueue(rc, tagged)
+
+
+@pytest.fixture
+async def arc(cluster: Cluster) -> AsyncIterator[AsyncRedisCluster]:
+    client = AsyncRedisCluster(host="127.0.0.1", port=cluster.port)
+    await client.initialize()
+    yield client
+    await client.aclose()
+
+
+def all_queue_keys(cluster: Cluster, prefix: str) -> list[bytes]:
+    """Every key of the queue, collected from every master."""
+    found: list[bytes] = []
+    for node in cluster.nodes:
+        client = node.client()
+        found += cast(list[bytes], client.keys(f"{prefix}*"))
+        client.close()
+    return sorted(found)
+
+
+def owner_port(cluster: Cluster, key: bytes) -> int:
+    """The port of the master that holds ``key`` (it answers EXISTS without a redirection)."""
+    client = cluster.nodes[0].client()
+    slot = int(command(client, "CLUSTER", "KEYSLOT", key))
+    client.close()
+    for node, (low, high) in zip(cluster.nodes, SLOT_RANGES, strict=True):
+        if low <= slot <= high:
+            return node.port
+    raise AssertionError(slot)
+
+
+def test_cluster_is_three_masters(rc: RedisCluster) -> None:
+    client: Any = rc
+    assert len(client.get_primaries()) == 3
+
+
+def test_prefix_without_hash_tag_is_refused_before_any_io(rc: RedisCluster) -> None:
+    for bad in ("jobs", "jobs:{}", "jobs:{open", "jobs:}x{"):
+        with pytest.raises(InvalidArgument, match="hash tag"):
+            WorkQueue(rc, bad)
+
+
+async def test_async_prefix_without_hash_tag_is_refused_before_any_io(cluster: Cluster) -> None:
+    client = AsyncRedisCluster(host="127.0.0.1", port=cluster.port)  # never initialized: no I/O yet
+    try:
+        with pytest.raises(InvalidArgument, match="hash tag"):
+            AsyncWorkQueue(client, "jobs")
+    finally:
+        await client.aclose()
+
+
+def test_hash_tag_not_needed_outside_cluster(r: redis.Redis) -> None:
+    assert WorkQueue(r, "jobs").add("a", b"") is True
+
+
+def test_sync_add_lease_complete(cluster: Cluster, cq: WorkQueue, tagged: str) -> None:
+    assert cq.add("a", b"A") is True
+    assert cq.add("a", b"again") is False
+    assert cq.add_many([("b", b"B"), ("c", b"C"), ("b", b"x")]) == [True, True, False]
+    assert cq.counts() == Counts(3, 0)
+    held = cq.lease(10_000)
+    assert held is not None
+    assert (held.id, held.data) == ("a", b"A")
+    many = cq.lease_many(5, 10_000)
+    assert [h.id for h in many] == ["b", "c"]
+    assert cq.renew(held, 20_000) is True
+    assert cq.renew_many(many, 20_000) == [True, True]
+    keys = all_queue_keys(cluster, tagged)
+    assert len(keys) == 1 + 3 + 3  # processing (the queue is empty), three items, three leases
+    assert len({owner_port(cluster, key) for key in keys}) == 1
+    assert cq.complete(held) is True
+    assert cq.complete(held) is False
+    assert cq.complete_many([many[0]], require_lease=True) == [Outcome.DONE]
+    assert cq.release(many[1]) is True
+    assert cq.counts() == Counts(1, 0)
+    again = cq.lease(10_000)
+    assert again is not None
+    assert again.id == "c"
+    assert cq.complete("c") is True
+    assert all_queue_keys(cluster, tagged) == []
+
+
+def test_sync_light_clean(rc: RedisCluster, cq: WorkQueue) -> None:
+    cq.add_many([("a", b""), ("b", b""), ("c", b"")])
+    cq.lease_many(3, 60_000)
+    rc.delete(cq.keys.lease("b"))
+    rc.delete(cq.keys.lease("c"), cq.keys.item("c"))
+    assert cq.light_clean() == CleanReport(("b",), 1)
+    assert cq.counts() == Counts(1, 1)
+
+
+def test_sync_deep_clean(cluster: Cluster, rc: RedisCluster, cq: WorkQueue, tagged: str) -> None:
+    cq.add("listed", b"")
+    rc.set(cq.keys.item("orphan"), b"O")
+    rc.lpush(cq.keys.queue, "ghost")
+    report = cq.deep_clean()
+    assert report == CleanReport(("orphan",), 1)
+    assert cq.counts() == Counts(2, 0)
+    assert not [key for key in all_queue_keys(cluster, tagged) if b"deep_clean" in key]
+
+
+def test_sync_blocking_lease_wakes_up(cluster: Cluster, cq: WorkQueue, tagged: str) -> None:
+    producer = RedisCluster(host="127.0.0.1", port=cluster.nodes[1].port)
+    timer = threading.Timer(0.2, lambda: WorkQueue(producer, tagged).add("late", b"L"))
+    timer.start()
+    try:
+        held = cq.lease(5000, block=True, timeout_ms=10_000)
+    finally:
+        timer.join()
+        producer.close()
+    assert held is not None
+    assert held.id == "late"
+    assert cq.lease(1000, block=True, timeout_ms=200) is None
+
+
+def flush_scripts(cluster: Cluster) -> None:
+    for node in cluster.nodes:
+        client = node.client()
+        client.script_flush()
+        client.close()
+
+
+def test_sync_noscript_recovery(cluster: Cluster, cq: WorkQueue) -> None:
+    cq.add("a", b"")
+    flush_scripts(cluster)
+    held = cq.lease(5000)
+    assert held is not None
+    flush_scripts(cluster)
+    assert cq.complete(held) is True
+    flush_scripts(cluster)
+    assert cq.counts() == Counts(0, 0)
+
+
+async def test_async_noscript_recovery(cluster: Cluster, arc: AsyncRedisCluster, tagged: str) -> None:
+    aq = AsyncWorkQueue(arc, tagged)
+    flush_scripts(cluster)
+    assert await aq.add("a", b"") is True
+    flush_scripts(cluster)
+    assert await aq.light_clean() == CleanReport((), 0)
+
+
+async def test_async_fresh_client_first_call(cluster: Cluster, tagged: str) -> None:
+    """A new asyncio RedisCluster, handed straight to AsyncWorkQueue, as an application would."""
+    client = AsyncRedisCluster(host="127.0.0.1", port=cluster.port)
+    try:
+        aq = AsyncWorkQueue(client, tagged)
+        assert await aq.add("a", b"A") is True
+        assert await aq.counts() == Counts(1, 0)
+    finally:
+        await client.aclose()
+
+
+async def test_async_add_lease_complete(arc: AsyncRedisCluster, tagged: str) -> None:
+    aq = AsyncWorkQueue(arc, tagged)
+    assert await aq.add_many([("a", b"A"), ("b", b"B")]) == [True, True]
+    held = await aq.lease(10_000)
+    assert held is not None
+    assert (held.id, held.data) == ("a", b"A")
+    assert await aq.renew(held, 10_000) is True
+    assert await aq.complete(held, require_lease=True) is True
+    other = await aq.lease_many(3, 10_000)
+    assert [h.id for h in other] == ["b"]
+    assert await aq.release(other[0]) is True
+    assert await aq.counts() == Counts(1, 0)
+    assert await aq.complete("b") is True
+    assert await aq.queue_len() == 0 == await aq.processing_len()
+
+
+async def test_async_light_clean(arc: AsyncRedisCluster, tagged: str) -> None:
+    aq = AsyncWorkQueue(arc, tagged)
+    await aq.add_many([("a", b""), ("b", b"")])
+    await aq.lease_many(2, 60_000)
+    await arc.delete(aq.keys.lease("a"))
+    assert await aq.light_clean() == CleanReport(("a",), 0)
+
+
+async def test_async_deep_clean(arc: AsyncRedisCluster, tagged: str) -> None:
+    aq = AsyncWorkQueue(arc, tagged)
+    await arc.set(aq.keys.item("orphan"), b"")
+    await arc.lpush(aq.keys.processing, "ghost")
+    assert await aq.deep_clean() == CleanReport(("orphan",), 1)
+    assert await aq.counts() == Counts(1, 0)
+
+
+async def test_async_blocking_lease(arc: AsyncRedisCluster, tagged: str) -> None:
+    aq = AsyncWorkQueue(arc, tagged)
+
+    async def produce() -> None:
+        await asyncio.sleep(0.2)
+        await aq.add("late", b"L")
+
+    task = asyncio.create_task(produce())
+    held = await aq.lease(5000, block=True, timeout_ms=10_000)
+    await task
+    assert held is not None
+    assert held.id == "late"
+    assert await aq.lease(1000, block=True, timeout_ms=200) is None
