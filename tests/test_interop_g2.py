@@ -9,7 +9,6 @@ one queue. Lease expiry uses the frozen-clock server (``fr`` / ``frozen_server.a
 from __future__ import annotations
 
 import threading
-import time
 from collections import Counter
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
@@ -21,6 +20,15 @@ from redis_work_queue import Item, KeyPrefix
 from redis_work_queue import WorkQueue as G1WorkQueue
 
 from g2_client import G2Item, G2WorkQueue
+from interop_helpers import (
+    NOTHING,
+    SLACK_MS,
+    CleanerBetweenPopAndSetex,
+    keys,
+    lists,
+    lrange,
+    wait_until_blocked,
+)
 from rwq import CleanReport, FailOutcome, FailResult, Lease, LeaseLost, RetryPolicy, WorkQueue
 from rwq.conformance.redis_server import RedisServer
 from rwq.protocol import operations as ops
@@ -35,51 +43,6 @@ PAYLOADS: dict[str, bytes] = {
     "nul-crlf": b"\x00\r\n\xff\x00",
     "utf8": "gr\u00fc\u00dfe \u2713".encode(),
 }
-NOTHING = CleanReport((), 0)
-# Margin around a deadline on the frozen clock: advance() may land a microsecond short of its
-# target, and Redis expires a key only once its millisecond clock has passed the deadline.
-SLACK_MS = 5
-
-
-def text(raw: bytes | str) -> str:
-    return raw.decode() if isinstance(raw, bytes) else raw
-
-
-def keys(db: redis.Redis) -> set[str]:
-    return {text(key) for key in db.keys("*")}
-
-
-def lrange(db: redis.Redis, key: str) -> list[str]:
-    return [text(raw) for raw in db.lrange(key, 0, -1)]
-
-
-def lists(db: redis.Redis, prefix: str) -> tuple[list[str], list[str]]:
-    """(queue, processing), each newest entry first."""
-    return lrange(db, f"{prefix}:queue"), lrange(db, f"{prefix}:processing")
-
-
-def wait_until_blocked(db: redis.Redis) -> None:
-    """Wait (bounded) until a connection is blocked in a blocking pop."""
-    deadline = time.monotonic() + 5
-    while int(db.info("clients")["blocked_clients"]) < 1:
-        assert time.monotonic() < deadline, "the blocking lease never blocked"
-        time.sleep(0.005)
-
-
-class CleanerBetweenPopAndSetex:
-    """A redis client for the G2 double that runs ``hook`` right after its RPOPLPUSH (§4.2 point 1)."""
-
-    def __init__(self, db: redis.Redis, hook: Callable[[], object]) -> None:
-        self._db = db
-        self._hook = hook
-
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self._db, name)
-
-    def rpoplpush(self, src: str, dst: str) -> Any:
-        moved = self._db.rpoplpush(src, dst)
-        self._hook()
-        return moved
 
 
 # --- the double is faithful -----------------------------------------------------------------------
