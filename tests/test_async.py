@@ -14,6 +14,7 @@ from typing import Any
 import pytest
 import redis
 import redis.asyncio as aioredis
+from redis.asyncio.connection import Connection as AsyncConnection
 from redis.asyncio.retry import Retry as AsyncRetry
 from redis.backoff import NoBackoff
 
@@ -505,28 +506,29 @@ async def test_connection_killed_during_blmove(
 
 
 class KillAfter(aioredis.Redis):
-    """A single-connection asyncio client whose connection is killed after ``n`` script calls."""
+    """An asyncio client whose connection fails while the ``n``-th script's reply is on its way."""
 
     def __init__(self, server: RedisServer, n: int) -> None:
-        super().__init__(
-            host="127.0.0.1",
-            port=server.port,
-            single_connection_client=True,
-            retry=AsyncRetry(NoBackoff(), 0),
-        )
-        self.remaining = n
-        self.admin = server.client()
+        super().__init__(host="127.0.0.1", port=server.port, retry=AsyncRetry(NoBackoff(), 0))
+        left = [n]
 
-    async def aclose(self, close_connection_pool: bool | None = None) -> None:
-        self.admin.close()
-        await super().aclose(close_connection_pool)
+        class Lossy(AsyncConnection):
+            script = False
 
-    async def evalsha(self, sha: str, numkeys: int, *keys_and_args: Any) -> Any:
-        reply = await super().evalsha(sha, numkeys, *keys_and_args)
-        self.remaining -= 1
-        if self.remaining == 0:
-            self.admin.client_kill_filter(_id=str(await self.client_id()))
-        return reply
+            async def send_command(self, *args: Any, **kwargs: Any) -> None:
+                self.script = str(args[0]).upper() in ("EVALSHA", "EVAL")
+                await super().send_command(*args, **kwargs)
+
+            async def read_response(self, *args: Any, **kwargs: Any) -> Any:
+                reply = await super().read_response(*args, **kwargs)
+                if self.script:
+                    left[0] -= 1
+                    if left[0] == 0:
+                        await self.disconnect()
+                        raise redis.ConnectionError("connection lost before the reply arrived")
+                return reply
+
+        self.connection_pool.connection_class = Lossy
 
 
 async def test_connection_killed_between_plan_steps(

@@ -15,6 +15,7 @@ from typing import Any
 import pytest
 import redis
 from redis.backoff import NoBackoff
+from redis.connection import Connection
 from redis.exceptions import NoScriptError
 from redis.retry import Retry
 
@@ -433,25 +434,33 @@ def test_default_retry_survives_a_killed_blmove(
 
 
 class KillAfter(redis.Redis):
-    """A single-connection client whose connection the server kills after ``n`` script calls."""
+    """A client whose connection fails while the ``n``-th script's reply is on its way.
+
+    The server has run that script; the client never learns its answer. (A connection that dies
+    between calls is harmless: the pool reconnects it at checkout, before anything is sent.)
+    """
 
     def __init__(self, server: RedisServer, n: int) -> None:
-        super().__init__(
-            host="127.0.0.1", port=server.port, single_connection_client=True, retry=Retry(NoBackoff(), 0)
-        )
-        self.remaining = n
-        self.admin = server.client()
+        super().__init__(host="127.0.0.1", port=server.port, retry=Retry(NoBackoff(), 0))
+        left = [n]
 
-    def close(self) -> None:
-        self.admin.close()
-        super().close()
+        class Lossy(Connection):
+            script = False
 
-    def evalsha(self, sha: str, numkeys: int, *keys_and_args: Any) -> Any:
-        reply = super().evalsha(sha, numkeys, *keys_and_args)
-        self.remaining -= 1
-        if self.remaining == 0:
-            self.admin.client_kill_filter(_id=str(self.client_id()))
-        return reply
+            def send_command(self, *args: Any, **kwargs: Any) -> None:
+                self.script = str(args[0]).upper() in ("EVALSHA", "EVAL")
+                super().send_command(*args, **kwargs)  # type: ignore[no-untyped-call]
+
+            def read_response(self, *args: Any, **kwargs: Any) -> Any:
+                reply = super().read_response(*args, **kwargs)
+                if self.script:
+                    left[0] -= 1
+                    if left[0] == 0:
+                        self.disconnect()  # type: ignore[no-untyped-call]
+                        raise redis.ConnectionError("connection lost before the reply arrived")
+                return reply
+
+        self.connection_pool.connection_class = Lossy
 
 
 def test_connection_killed_between_add_many_chunks(

@@ -1,9 +1,12 @@
 """Regressions found in review, each pinned by the smallest reproduction."""
 
+from typing import Any
+
 import pytest
 import redis
+from redis.connection import Connection
 
-from rwq import FailOutcome, InvalidArgument, RetryPolicy, WorkQueue
+from rwq import FailOutcome, InvalidArgument, RedisFailure, RetryPolicy, WorkQueue
 from rwq.conformance.redis_server import RedisServer
 
 
@@ -43,3 +46,36 @@ def test_exponential_backoff_stays_finite_after_many_attempts(queue: WorkQueue, 
     result = queue.fail(held)
     assert (result.outcome, result.delay_ms) == (FailOutcome.RETRY, 0)
     assert queue.counts().queued == 1
+
+
+class LossyConnection(Connection):
+    """Drops the connection right after reading one reply: the server has run the command."""
+
+    drop_next_reply = False
+
+    def read_response(self, *args: Any, **kwargs: Any) -> Any:
+        reply = super().read_response(*args, **kwargs)
+        if LossyConnection.drop_next_reply:
+            LossyConnection.drop_next_reply = False
+            self.disconnect()  # type: ignore[no-untyped-call]
+            raise redis.ConnectionError("connection lost before the reply arrived")
+        return reply
+
+
+def test_a_lost_script_reply_is_a_redis_failure_not_a_rerun_answer(redis_server: RedisServer) -> None:
+    """redis-py's default retries re-ran complete and reported the re-run's False (RWQ-FAIL-001)."""
+    client = redis.Redis(host="127.0.0.1", port=redis_server.port)  # default retry policy
+    client.connection_pool.connection_class = LossyConnection
+    queue = WorkQueue(client, "lossy:{q}")
+    queue.add_many([("a", b"A"), ("b", b"B")])
+    LossyConnection.drop_next_reply = True
+    with pytest.raises(RedisFailure):
+        queue.complete("a")
+    assert not client.exists("lossy:{q}:item:a")  # it did run, once
+    held = queue.lease(30_000)
+    assert held is not None
+    LossyConnection.drop_next_reply = True
+    with pytest.raises(RedisFailure):
+        queue.release(held)
+    assert queue.counts().queued == 1  # released once, and nothing else leased meanwhile
+    client.close()

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from redis.exceptions import RedisClusterException, RedisError, ResponseError
+from redis.exceptions import NoScriptError, RedisClusterException, RedisError, ResponseError
 
 from .errors import InvalidArgument, RedisFailure, RwqError, error_from_script
 from .protocol import validation
@@ -25,6 +25,51 @@ def script_args(command: RunScript) -> tuple[Any, ...]:
 
 
 FAILURES = (RedisError, RedisClusterException)
+
+
+def run_script_once(client: Any, command: RunScript) -> Any:
+    """EVALSHA (EVAL after NOSCRIPT) on one pooled connection, each sent exactly once.
+
+    redis-py retries commands after a connection error by default; a script whose reply was lost
+    would then run again and its second answer be reported (``complete`` saying False to the
+    call that completed). Sent once, a lost reply is a RedisFailure, as RWQ-FAIL-001 requires.
+    """
+    pool = client.connection_pool
+    connection = pool.get_connection()
+    try:
+        try:
+            connection.send_command("EVALSHA", command.script.sha1, *script_args(command))
+            return connection.read_response()
+        except NoScriptError:
+            connection.send_command("EVAL", command.script.source, *script_args(command))
+            return connection.read_response()
+    except ResponseError:
+        raise
+    except BaseException:
+        connection.disconnect()  # a reply may still be in flight: never reuse this connection
+        raise
+    finally:
+        pool.release(connection)
+
+
+async def run_script_once_async(client: Any, command: RunScript) -> Any:
+    """:func:`run_script_once` for ``redis.asyncio`` clients."""
+    pool = client.connection_pool
+    connection = await pool.get_connection()
+    try:
+        try:
+            await connection.send_command("EVALSHA", command.script.sha1, *script_args(command))
+            return await connection.read_response()
+        except NoScriptError:
+            await connection.send_command("EVAL", command.script.source, *script_args(command))
+            return await connection.read_response()
+    except ResponseError:
+        raise
+    except BaseException:
+        await connection.disconnect()  # a reply may still be in flight: never reuse this connection
+        raise
+    finally:
+        await pool.release(connection)
 
 
 def call_kwargs(client: Any, command: Call, *, cluster: bool) -> dict[str, Any]:

@@ -160,6 +160,8 @@ class AsyncWorkQueue:
     async def _execute(self, command: Command) -> Any:
         try:
             if isinstance(command, RunScript):
+                if not self._cluster:
+                    return await _shell.run_script_once_async(self._redis, command)
                 args = _shell.script_args(command)
                 try:
                     return await self._redis.evalsha(command.script.sha1, *args)

@@ -156,6 +156,8 @@ class WorkQueue:
     def _execute(self, command: Command) -> Any:
         try:
             if isinstance(command, RunScript):
+                if not self._cluster:
+                    return _shell.run_script_once(self._redis, command)
                 args = _shell.script_args(command)
                 try:
                     return self._redis.evalsha(command.script.sha1, *args)

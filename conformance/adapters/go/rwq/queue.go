@@ -106,6 +106,10 @@ type CleanReport struct {
 // New returns the queue with the given prefix on rdb: a *redis.Client (standalone, Sentinel
 // failover) or a *redis.ClusterClient, on which the prefix must contain a hash tag ("{jobs}").
 // opts may be nil. New does no I/O; the server is checked on the first operation.
+//
+// Create rdb with MaxRetries: -1. go-redis retries a command whose connection failed, so a script
+// whose reply was lost would run again and its second answer be reported (a Complete saying false
+// to the call that completed the item); without retries that is a REDIS_ERROR (RWQ-FAIL-004).
 func New(rdb redis.UniversalClient, prefix string, opts *Options) (*Queue, error) {
 	if rdb == nil {
 		return nil, invalid("a Redis client is required")

@@ -280,6 +280,8 @@ func (a *adapter) open(args json.RawMessage) (any, error) {
 		return nil, badRequest(fmt.Sprintf("redis url %q: %v", a.redisURL, err))
 	}
 	opts.ClientName = o.ClientName // CLIENT SETNAME on every connection of the session
+	// A script whose reply was lost must surface as REDIS_ERROR, never be re-run (RWQ-FAIL-004).
+	opts.MaxRetries = -1
 	client := redis.NewClient(opts)
 	q, err := rwq.New(client, o.Queue, &rwq.Options{LegacyLeaseKey: o.Options.LegacyLeaseKey})
 	if err != nil {
