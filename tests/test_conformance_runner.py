@@ -18,6 +18,7 @@ from rich.console import Console
 
 from rwq.conformance import data
 from rwq.conformance.cases import load_cases
+from rwq.conformance.pool import expand
 from rwq.conformance.redis_server import RedisServer
 from rwq.conformance.runner import (
     EXIT_ADAPTER_BROKEN,
@@ -88,7 +89,7 @@ def test_reference_adapter_passes_every_case(tmp_path: Path) -> None:
     failed = {c["id"]: c["failure"] for c in outcome.report["cases"] if c["status"] != "pass"}
     assert failed == {}
     assert outcome.code == EXIT_CONFORMS
-    total = len(load_cases(data.cases_dir()))
+    total = len(expand(load_cases(data.cases_dir())))
     assert outcome.closing == (total, 0, 0)
     assert outcome.report["verdict"] == "conforms"
     assert outcome.report["scripts_check"] == {"ok": True, "problems": []}
@@ -109,7 +110,7 @@ def test_external_redis_uses_state_surgery_and_touches_only_its_namespaces(
     outcome = conformance(tmp_path, redis_url=redis_server.url, pattern="clean/**")
     assert outcome.code == EXIT_CONFORMS
     assert outcome.report["environment"]["clock"] == "surgery"
-    assert outcome.status("clean/light/requeues-expired-lease") == "pass"
+    assert outcome.status("clean/light/requeues-expired-lease@subject,subject,subject") == "pass"
     boundary = outcome.case("clean/light/expiry-boundary")
     assert (boundary["status"], boundary["note"]) == ("not-applicable", "environment lacks: frozen-clock")
     assert client.keys("rwqc:*") == []
@@ -138,7 +139,7 @@ def test_cli_end_to_end(tmp_path: Path) -> None:
         check=False,
     )
     assert done.returncode == EXIT_CONFORMS, done.stdout + done.stderr
-    assert done.stdout.splitlines()[-1] == "1 passed, 0 failed, 0 skipped"
+    assert done.stdout.splitlines()[-1] == "3 passed, 0 failed, 0 skipped"  # its 3 permutations
 
 
 @pytest.mark.parametrize(
@@ -161,9 +162,9 @@ def test_cli_usage_errors_exit_3(argv: list[str], tmp_path: Path) -> None:
 
 
 def test_undeclared_profile_is_a_usage_error(tmp_path: Path) -> None:
-    outcome = conformance(tmp_path, profiles=("core", "retry"), pattern="counts/")
+    outcome = conformance(tmp_path, profiles=("core", "sharding"), pattern="counts/")
     assert outcome.code == EXIT_USAGE
-    assert "retry" in outcome.report["aborted"]
+    assert "sharding" in outcome.report["aborted"]
 
 
 def test_nothing_applicable_exits_4(tmp_path: Path) -> None:
@@ -229,7 +230,7 @@ def test_wrong_results_fail_the_case(tmp_path: Path) -> None:
     )
     outcome = conformance(tmp_path, adapter=adapter, pattern="complete/first-completer/*")
     assert outcome.code == EXIT_NONCONFORMANT
-    failure = outcome.case("complete/first-completer/only-first-gets-true")["failure"]
+    failure = outcome.case("complete/first-completer/only-first-gets-true@subject,subject,subject")["failure"]
     assert failure["kind"] == "mismatch"
     assert (failure["step"], failure["verb"]) == (4, "call")
     assert "expected false, got true" in failure["message"]
@@ -278,7 +279,7 @@ def test_crash_mid_run_is_reported_and_the_adapter_restarted(tmp_path: Path) -> 
 
     outcome = conformance(tmp_path, adapter=adapter, pattern="clean/**")
     assert outcome.code == EXIT_ADAPTER_BROKEN
-    assert outcome.status("clean/light/requeues-expired-lease") == "pass"
+    assert outcome.status("clean/light/requeues-expired-lease@subject,subject,subject") == "pass"
     assert "in a row" in outcome.report["aborted"]
     assert [event["event"] for event in outcome.events].count("adapter_restarted") == 2
 
@@ -417,10 +418,14 @@ def test_known_failures_xfail_and_skip_conform(tmp_path: Path) -> None:
         [[skip]]
         case = "complete/unknown/**"
         reason = "not today"
+
+        [[skip]]
+        case = "complete/first-completer/after-redelivery@subject,ref,subject"
+        reason = "the subject completes first in this permutation: it passes"
         """,
     )
     outcome = conformance(tmp_path, adapter=adapter, known_failures=path, pattern="complete/**")
-    assert outcome.status("complete/first-completer/only-first-gets-true") == "xfail"
+    assert outcome.status("complete/first-completer/only-first-gets-true@subject,subject,subject") == "xfail"
     assert outcome.status("complete/unknown/unknown-id-false") == "skip"
     assert outcome.status("complete/require-lease/holder-succeeds") == "pass"
     assert outcome.code == EXIT_CONFORMS
@@ -441,7 +446,7 @@ def test_known_failure_with_other_message_stays_a_failure(tmp_path: Path) -> Non
         '[[fail]]\ncase = "complete/first-completer/**"\nreason = "r"\nmessage = "something else"\n',
     )
     outcome = conformance(tmp_path, adapter=adapter, known_failures=path, pattern="complete/first-completer/")
-    assert outcome.status("complete/first-completer/only-first-gets-true") == "fail"
+    assert outcome.status("complete/first-completer/only-first-gets-true@subject,subject,subject") == "fail"
     assert outcome.code == EXIT_NONCONFORMANT
 
 

@@ -67,6 +67,20 @@ def cli() -> None:
     envvar="RWQ_TIMEOUT_MULTIPLIER",
     help="Scale every watchdog timeout (slow machines).",
 )
+@click.option(
+    "--property-examples",
+    type=click.IntRange(min=0),
+    default=10,
+    show_default=True,
+    metavar="N",
+    help="Random programs of the stateful property test property/core-model (0: skip it).",
+)
+@click.option(
+    "--workload/--no-workload",
+    default=True,
+    show_default=True,
+    help="Run workload/faults: concurrent workers under faults, checked from their history.",
+)
 def conformance(
     *,
     adapter: str,
@@ -77,6 +91,8 @@ def conformance(
     pattern: str | None,
     cases_dir: Path | None,
     timeout_multiplier: float,
+    property_examples: int,
+    workload: bool,
 ) -> None:
     """Run the RWQ/1 conformance suite against an adapter.
 
@@ -91,6 +107,8 @@ def conformance(
         pattern=pattern,
         cases_dir=cases_dir,
         timeout_multiplier=timeout_multiplier,
+        property_examples=property_examples,
+        workload=workload,
     )
     sys.exit(run(config))
 

@@ -26,6 +26,9 @@ class SessionSpec:
     own_process: bool = False
     queue: str | None = None
     options: dict[str, Any] | None = None
+    refusable: bool = False
+    """``open`` may fail with a domain error (a client that checks its prefix when created);
+    every call on the session then gets that error, as from a client that checks on first use."""
 
 
 @dataclass(frozen=True)

@@ -73,6 +73,12 @@ class RedisEnvironment:
             caps.add("frozen-clock")
         return frozenset(caps)
 
+    @property
+    def wire_checks(self) -> bool:
+        """Whether cases are traced with MONITOR (:mod:`.wire`): on a managed server, whose
+        traffic is all the run's own."""
+        return self.server is not None
+
     def describe(self) -> dict[str, Any]:
         return {
             "url": self.url,
@@ -80,6 +86,7 @@ class RedisEnvironment:
             "managed": self.server is not None,
             "clock": self.clock,
             "capabilities": sorted(self.capabilities),
+            "wire_checks": self.wire_checks,
         }
 
     # -- namespaces ----------------------------------------------------------------------

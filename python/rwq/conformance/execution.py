@@ -2,7 +2,8 @@
 
 A step verb is a function ``(CaseContext, step) -> None`` registered in :data:`VERBS`; it raises
 :class:`StepFailure` when the step does not hold. New verbs (hypothesis-driven steps, workload
-runs, wire checks) register the same way and get a matching ``step`` branch in the case schema.
+runs) register the same way and get a matching ``step`` branch in the case schema. With a managed
+Redis, :func:`run_case` also traces each case and checks the trace (:mod:`.wire`).
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from typing import Any
 
 from redis.exceptions import RedisError, ResponseError
 
+from ..protocol.scripts import registry
 from . import data
 from .adapter import AdapterFailure, AdapterProcess, Reply
 from .cases import Case, SessionSpec
@@ -30,8 +32,9 @@ from .matching import (
     schema_mismatch,
     substitute,
 )
-from .pool import AdapterPool, hosting_impl
+from .pool import SUBJECT, AdapterPool, hosting_impl
 from .state import logical_state, raw_keys
+from .wire import Party, Trace, WireError
 
 TRANSCRIPT_LIMIT = 200
 STDERR_LIMIT = 60
@@ -48,6 +51,7 @@ STATUS_BY_KIND = {
     "timeout": "timeout",
     "crash": "crash",
     "handshake": "crash",
+    "wire": "fail",
 }
 """Case status for each kind of failure."""
 
@@ -58,6 +62,14 @@ class StepFailure(Exception):
     def __init__(self, kind: str, message: str) -> None:
         super().__init__(message)
         self.kind = kind
+
+
+class WireFailure(StepFailure):
+    """The case's wire trace broke a rule (:mod:`.wire`) at ``step`` (0: while opening sessions)."""
+
+    def __init__(self, step: int, message: str) -> None:
+        super().__init__("wire", message)
+        self.step = step
 
 
 @dataclass(frozen=True)
@@ -92,6 +104,7 @@ class Session:
     prefix: str
     client_name: str
     process: AdapterProcess | None = None
+    refused: Reply | None = None
 
 
 @dataclass(frozen=True)
@@ -103,6 +116,12 @@ class Pending:
     method: str
 
 
+def script_vars() -> dict[str, Json]:
+    """``${lua_<name>}``: each canonical script's source, for ``redis`` steps that EVAL a script
+    directly (to check what the script itself does with arguments no client would send)."""
+    return {f"lua_{name}": script.source.decode() for name, script in registry().items()}
+
+
 class CaseContext:
     """Everything a step verb needs: the environment, the case's sessions and saved variables."""
 
@@ -111,7 +130,7 @@ class CaseContext:
         self.env = env
         self.pool = pool
         self.ns = env.new_namespace()
-        self.vars: dict[str, Json] = {"ns": self.ns}
+        self.vars: dict[str, Json] = {"ns": self.ns, **script_vars()}
         self.sessions: dict[str, Session] = {}
         self.pending: dict[str, Pending] = {}
         self.transcript: collections.deque[dict[str, Any]] = collections.deque(maxlen=TRANSCRIPT_LIMIT)
@@ -167,7 +186,9 @@ class CaseContext:
         if session.spec.options:
             args["options"] = session.spec.options
         reply = process.request("open", args)
-        if not reply.ok:
+        if not reply.ok and session.spec.refusable and reply.kind == "domain":
+            session.refused = reply  # every call on the session now gets this error
+        elif not reply.ok:
             raise StepFailure("adapter-error", f"open {session.spec.name!r} was refused: {reply.describe()}")
 
     def stderr(self) -> dict[str, list[str]]:
@@ -225,6 +246,10 @@ def _call(ctx: CaseContext, step: dict[str, Any]) -> None:
     if problems:
         raise StepFailure(CASE_ERROR, f"args of {method} break the protocol: {'; '.join(problems)}")
     process = ctx.process_for(name)
+    refused = ctx.sessions[name].refused
+    if refused is not None and "async" not in step:
+        _settle(ctx, method, refused, step)
+        return
     args = {"session": name, "method": method, "params": params}
     if "async" in step:
         ctx.pending[step["async"]] = Pending(name, process.send("call", args), method)
@@ -347,21 +372,50 @@ def verb_of(step: dict[str, Any]) -> str:
     return next(verb for verb in VERBS if verb in step)
 
 
+def _check_wire(ctx: CaseContext, trace: Trace) -> None:
+    """Check the case's trace: the subject's sessions are checked, the reference's only followed."""
+    parties = {}
+    for name, session in ctx.sessions.items():
+        impl = hosting_impl(session.spec.impl)
+        parties[session.client_name] = Party(
+            f"session {name!r} ({impl})", (session.prefix + ":").encode(), checked=impl == SUBJECT
+        )
+    violations = trace.check(parties)
+    if violations:
+        more = f" (and {len(violations) - 1} more wire violations)" if len(violations) > 1 else ""
+        raise WireFailure(violations[0].step, violations[0].message + more)
+
+
 def run_case(case: Case, env: RedisEnvironment, pool: AdapterPool) -> CaseRun:
-    """Execute ``case`` in a fresh namespace; every failure becomes part of the returned CaseRun."""
+    """Execute ``case`` in a fresh namespace; every failure becomes part of the returned CaseRun.
+
+    With wire checks on (a managed Redis), the case is traced with MONITOR and a case whose
+    steps all held still fails when the trace breaks a wire rule."""
     started = time.monotonic()
     ctx = CaseContext(case, env, pool)
     pool.observer = ctx.record
     index: int | None = None
     verb: str | None = None
     failure: Failure | None = None
+    trace: Trace | None = None
     try:
+        if env.wire_checks:
+            trace = Trace(env, namespace=ctx.ns, timeout_s=ctx.request_s)
         ctx.open_all()
         for position, step in enumerate(case.steps, 1):
             index, verb = position, verb_of(step)
+            if trace is not None:
+                trace.mark(position)
             VERBS[verb](ctx, step)
+        if trace is not None:
+            _check_wire(ctx, trace)
+    except WireFailure as exc:
+        at = case.steps[exc.step - 1] if exc.step else None
+        failure = Failure(exc.step or None, verb_of(at) if at else None, exc.kind, str(exc))
     except StepFailure as exc:
         failure = Failure(index, verb, exc.kind, str(exc))
+    except WireError as exc:
+        failure = Failure(index, verb, "redis", f"the runner's MONITOR trace failed: {exc}")
     except TemplateError as exc:
         failure = Failure(index, verb, CASE_ERROR, str(exc))
     except AdapterFailure as exc:
@@ -371,6 +425,8 @@ def run_case(case: Case, env: RedisEnvironment, pool: AdapterPool) -> CaseRun:
             index, verb, "redis", f"the runner's Redis command failed: {type(exc).__name__}: {exc}"
         )
     finally:
+        if trace is not None:
+            trace.close()
         ctx.close()
         pool.observer = None
     run = CaseRun(

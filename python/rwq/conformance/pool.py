@@ -1,26 +1,72 @@
 """The adapter processes of a run: one shared process per implementation, restarted when it
-breaks, plus processes of their own for sessions that need one."""
+breaks, plus processes of their own for sessions that need one; and the interop permutations
+that decide which implementation hosts each ``impl: any`` session."""
 
 from __future__ import annotations
 
+import dataclasses
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 
 from .adapter import AdapterProcess, Hello, Observer, Timeouts
+from .cases import Case
 from .encoding import Json
 
 SUBJECT = "subject"
 REFERENCE = "reference"
+ANY = "any"
 REFERENCE_ARGV = (sys.executable, "-m", "rwq.conformance.reference_adapter")
+LABELS = {SUBJECT: "subject", REFERENCE: "ref"}
+"""How a permutation names each implementation in a case id (``...@ref,subject``)."""
 
 EventSink = Callable[..., None]
 """Called as ``sink(event_name, **fields)``."""
 
 
 def hosting_impl(impl: str) -> str:
-    """Which adapter hosts a session: ``any`` runs in the subject until interop permutations exist."""
+    """Which adapter hosts a session (an ``any`` session of a case never permuted: the subject)."""
     return REFERENCE if impl == REFERENCE else SUBJECT
+
+
+def assignments(count: int) -> list[tuple[str, ...]]:
+    """The implementations for ``count`` ``any`` sessions, in order: all subject, alternating
+    subject/reference, and alternating reference/subject (duplicates dropped)."""
+    candidates = (
+        (SUBJECT,) * count,
+        tuple(SUBJECT if i % 2 == 0 else REFERENCE for i in range(count)),
+        tuple(REFERENCE if i % 2 == 0 else SUBJECT for i in range(count)),
+    )
+    return list(dict.fromkeys(candidates))
+
+
+def permutations(case: Case) -> list[Case]:
+    """``case`` once per assignment of its ``any`` sessions, each with the id suffix
+    ``@<impl>,<impl>...`` (the ``any`` sessions in the case's order); a case without ``any``
+    sessions as it is. An assignment that leaves no session in the subject is dropped. Each
+    permutation keeps the case's id and aliases as aliases, so ``-k`` and known-failures entries
+    that name the case match all of its permutations."""
+    flexible = [name for name, spec in case.sessions.items() if spec.impl == ANY]
+    if not flexible:
+        return [case]
+    permuted = []
+    for assignment in assignments(len(flexible)):
+        chosen = dict(zip(flexible, assignment, strict=True))
+        sessions = {
+            name: dataclasses.replace(spec, impl=chosen.get(name, spec.impl))
+            for name, spec in case.sessions.items()
+        }
+        if all(spec.impl == REFERENCE for spec in sessions.values()):
+            continue
+        suffix = "@" + ",".join(LABELS[impl] for impl in assignment)
+        aliases = (*(alias + suffix for alias in case.aliases), case.id, *case.aliases)
+        permuted.append(dataclasses.replace(case, id=case.id + suffix, sessions=sessions, aliases=aliases))
+    return permuted
+
+
+def expand(cases: Iterable[Case]) -> list[Case]:
+    """Every case, its ``any`` sessions expanded into permutations (:func:`permutations`)."""
+    return [permuted for case in cases for permuted in permutations(case)]
 
 
 class AdapterPool:

@@ -19,12 +19,13 @@ import redis
 from .. import __version__
 from ..client import WorkQueue
 from ..errors import RwqError
-from ..protocol.operations import CleanReport, Lease, Outcome
+from ..protocol.operations import CleanReport, DeadItem, FailOutcome, FailResult, Lease, Outcome, RetryPolicy
 from ..protocol.scripts import registry
 from .encoding import Json, decode_bytes, encode_bytes
 
-PROFILES = ["core"]
+PROFILES = ["core", "retry", "delay", "legacy-lease"]
 OUTCOMES = {Outcome.DONE: "done", Outcome.GONE: "gone", Outcome.LEASE_LOST: "lease_lost"}
+FAIL_OUTCOMES = {FailOutcome.RETRY: "retry", FailOutcome.DEAD: "dead", FailOutcome.GONE: "gone"}
 
 
 def _id(value: Json) -> str:
@@ -42,7 +43,12 @@ def _lease(value: Json) -> Lease:
 def _lease_json(lease: Lease | None) -> Json:
     if lease is None:
         return None
-    return {"id": _id_json(lease.id), "data": encode_bytes(lease.data), "token": lease.token}
+    return {
+        "id": _id_json(lease.id),
+        "data": encode_bytes(lease.data),
+        "token": lease.token,
+        "attempt": lease.attempt,
+    }
 
 
 def _target(value: Json) -> Lease | str:
@@ -50,21 +56,75 @@ def _target(value: Json) -> Lease | str:
 
 
 def _clean(report: CleanReport) -> Json:
-    return {"requeued": [_id_json(item_id) for item_id in report.requeued], "dropped": report.dropped}
+    return {
+        "requeued": [_id_json(item_id) for item_id in report.requeued],
+        "dropped": report.dropped,
+        "dead": [_id_json(item_id) for item_id in report.dead],
+        "promoted": report.promoted,
+    }
 
 
 def _counts(queue: WorkQueue) -> Json:
     counts = queue.counts()
-    return {"queued": counts.queued, "processing": counts.processing}
+    return {
+        "queued": counts.queued,
+        "processing": counts.processing,
+        "delayed": counts.delayed,
+        "dead": counts.dead,
+    }
 
 
-def _chunk(p: dict[str, Any]) -> dict[str, int]:
-    return {"chunk": p["chunk"]} if "chunk" in p else {}
+def _given(p: dict[str, Any], *names: str) -> dict[str, Any]:
+    """The optional params that are present, as keyword arguments (absent: the library's default)."""
+    return {name: p[name] for name in names if name in p}
+
+
+def _policy(value: Json) -> RetryPolicy | None:
+    return None if value is None else RetryPolicy(**value)
+
+
+def _policy_json(policy: RetryPolicy | None) -> Json:
+    if policy is None:
+        return None
+    return {
+        "max_attempts": policy.max_attempts,
+        "backoff": policy.backoff,
+        "base_ms": policy.base_ms,
+        "cap_ms": policy.cap_ms,
+        "jitter_pct": policy.jitter_pct,
+        "dead_max_count": policy.dead_max_count,
+        "dead_max_age_ms": policy.dead_max_age_ms,
+    }
+
+
+def _dead_json(item: DeadItem | None) -> Json:
+    if item is None:
+        return None
+    value = {
+        "id": _id_json(item.id),
+        "dead_at_ms": item.dead_at_ms,
+        "reason": item.reason,
+        "attempts": item.attempts,
+    }
+    if item.data is not None:
+        value["data"] = encode_bytes(item.data)
+    return value
+
+
+def _fail(result: FailResult) -> Json:
+    return {"outcome": FAIL_OUTCOMES[result.outcome], "delay_ms": result.delay_ms}
+
+
+def _set_policy(queue: WorkQueue, p: dict[str, Any]) -> Json:
+    queue.set_retry_policy(_policy(p["policy"]))
+    return {}
 
 
 METHODS: dict[str, Callable[[WorkQueue, dict[str, Any]], Json]] = {
-    "add": lambda q, p: q.add(_id(p["id"]), decode_bytes(p["data"])),
-    "add_many": lambda q, p: q.add_many([(_id(i["id"]), decode_bytes(i["data"])) for i in p["items"]]),
+    "add": lambda q, p: q.add(_id(p["id"]), decode_bytes(p["data"]), **_given(p, "delay_ms")),
+    "add_many": lambda q, p: q.add_many(
+        [(_id(i["id"]), decode_bytes(i["data"])) for i in p["items"]], **_given(p, "delay_ms")
+    ),
     "lease": lambda q, p: _lease_json(
         q.lease(p["lease_ms"], block=p.get("block", False), timeout_ms=p.get("timeout_ms", 0))
     ),
@@ -78,13 +138,20 @@ METHODS: dict[str, Callable[[WorkQueue, dict[str, Any]], Json]] = {
             [_target(t) for t in p["items"]], require_lease=p.get("require_lease", False)
         )
     ],
-    "release": lambda q, p: q.release(_lease(p["lease"])),
+    "release": lambda q, p: q.release(_lease(p["lease"]), **_given(p, "delay_ms")),
     "release_many": lambda q, p: [
-        OUTCOMES[o] for o in q.release_many([_lease(lease) for lease in p["leases"]])
+        OUTCOMES[o] for o in q.release_many([_lease(lease) for lease in p["leases"]], **_given(p, "delay_ms"))
     ],
     "counts": lambda q, p: _counts(q),
-    "light_clean": lambda q, p: _clean(q.light_clean(**_chunk(p))),
-    "deep_clean": lambda q, p: _clean(q.deep_clean(**_chunk(p))),
+    "light_clean": lambda q, p: _clean(q.light_clean(**_given(p, "chunk"))),
+    "deep_clean": lambda q, p: _clean(q.deep_clean(**_given(p, "chunk"))),
+    "fail": lambda q, p: _fail(q.fail(_lease(p["lease"]), **_given(p, "reason"))),
+    "set_policy": _set_policy,
+    "get_policy": lambda q, p: _policy_json(q.retry_policy()),
+    "dead_list": lambda q, p: [_dead_json(item) for item in q.dead_items(**_given(p, "offset", "count"))],
+    "dead_get": lambda q, p: _dead_json(q.dead_item(_id(p["id"]))),
+    "dead_requeue": lambda q, p: q.requeue_dead([_id(item_id) for item_id in p["ids"]]),
+    "dead_purge": lambda q, p: q.purge_dead([_id(item_id) for item_id in p["ids"]]),
 }
 
 

@@ -19,13 +19,13 @@ from redis.exceptions import RedisError
 from rich.console import Console
 
 from .. import __version__
-from . import data
+from . import data, stateful, workload
 from .adapter import PROTOCOL_VERSION, AdapterFailure, Hello, Timeouts
 from .cases import Case, CaseFileError, load_cases, matches
 from .environment import RedisEnvironment
 from .execution import CaseRun, Failure, run_case
 from .known_failures import KnownFailures, KnownFailuresError, apply_fail_entry
-from .pool import SUBJECT, AdapterPool
+from .pool import SUBJECT, AdapterPool, expand
 from .redis_server import RedisUnavailable
 from .report import (
     UNEXPECTED,
@@ -70,6 +70,8 @@ class RunConfig:
     pattern: str | None = None
     cases_dir: Path | None = None
     timeout_multiplier: float = 1.0
+    property_examples: int = 0
+    workload: bool = False
     console: Console = field(default_factory=Console)
 
 
@@ -121,7 +123,9 @@ class Run:
         if self.config.timeout_multiplier <= 0:
             raise UsageError("--timeout-multiplier must be positive")
         try:
-            self.corpus = load_cases(self.config.cases_dir or data.cases_dir())
+            self.corpus = expand(load_cases(self.config.cases_dir or data.cases_dir()))
+            self.corpus += [stateful.CASE] * (self.config.property_examples > 0)
+            self.corpus += [workload.CASE] * self.config.workload
         except CaseFileError as exc:
             raise UsageError(str(exc)) from exc
         if self.config.known_failures is not None:
@@ -226,6 +230,12 @@ class Run:
                 self.scripts
             )
             run = CaseRun("fail", 0, Failure(None, None, "scripts", message))
+        elif case is stateful.CASE:
+            run = stateful.run_property(
+                env, pool, examples=self.config.property_examples, out_dir=self.config.out
+            )
+        elif case is workload.CASE:
+            run = workload.run_workload(env, pool, workload.WorkloadConfig(), self.config.out)
         else:
             run = run_case(case, env, pool)
         entry = self.known.find("fail", case)

@@ -1,0 +1,382 @@
+"""Checkers for the history of a concurrent workload (``workload.py``), Jepsen style.
+
+A history is a list of :class:`Event`: each operation of a session is an ``invoke`` followed by
+its completion, ``ok`` (it took effect, with its result), ``fail`` (it certainly did not: an
+``INVALID_ARGUMENT`` or ``LEASE_LOST`` error) or ``info`` (unknown: ``REDIS_ERROR``, a crash or a
+timeout). Method names and values are the adapter protocol's (``lease_many``, ``{"lease": ...}``).
+Every event carries a bound on the virtual (server) clock, ``vt_ms``: an invocation the lowest
+time the operation can have taken effect at, a completion the highest; ``at_ms`` is the runner's
+monotonic clock, for people reading the history.
+
+The checkers report :class:`Anomaly` records:
+
+- ``lost``: an acknowledged add never completed, not even by an operation of unknown outcome
+  (RWQ-DELIVERY-001);
+- ``double-lease``: an item delivered while an earlier delivery's lease was certainly held,
+  unexpired by the virtual clock and not ended by a release or complete that may have taken
+  effect (RWQ-DELIVERY-002). A crashed holder explains nothing by itself: its lease key lives on;
+- ``delivered-after-complete``: a delivery invoked after the item's first completer returned
+  (RWQ-DELIVERY-003);
+- ``double-complete``: two ``complete`` calls on one item both told they were first
+  (RWQ-COMPLETE-002);
+- ``corrupted``: a delivered payload that differs from the one added, or an id never added
+  (RWQ-ENC-002, RWQ-GHOST-001);
+- ``unexplained-error``: ``REDIS_ERROR`` on a session no connection fault hit, e.g. after a
+  ``SCRIPT FLUSH`` (RWQ-SCRIPT-002);
+- ``stray-keys``: keys left under the namespace after the final drain (RWQ-KEYS-005).
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections import defaultdict
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from .encoding import Json, decode_bytes
+
+INVOKE, OK, FAIL, INFO = "invoke", "ok", "fail", "info"
+
+
+@dataclass(frozen=True)
+class Event:
+    """One line of the history."""
+
+    index: int
+    process: str
+    type: str
+    f: str
+    value: Json
+    vt_ms: int
+    at_ms: int = 0
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "index": self.index,
+            "process": self.process,
+            "type": self.type,
+            "f": self.f,
+            "value": self.value,
+            "vt_ms": self.vt_ms,
+            "at_ms": self.at_ms,
+        }
+
+
+@dataclass(frozen=True)
+class Op:
+    """An invocation and its completion (``info`` with no value if it never completed)."""
+
+    process: str
+    f: str
+    params: Json
+    type: str
+    result: Json
+    start: int
+    end: int
+    vt_low: int
+    vt_high: int
+
+
+@dataclass(frozen=True)
+class Anomaly:
+    """Something the history shows that RWQ/1 forbids."""
+
+    kind: str
+    requirement: str
+    message: str
+
+    def to_json(self) -> dict[str, str]:
+        return {"kind": self.kind, "requirement": self.requirement, "message": self.message}
+
+
+def operations(history: Sequence[Event]) -> list[Op]:
+    """Pair each invocation with its process's next completion (completions without one, such
+    as clock jumps, are left out)."""
+    pending: dict[str, Event] = {}
+    ops: list[Op] = []
+    for event in history:
+        if event.type == INVOKE:
+            pending[event.process] = event
+        elif event.process in pending:
+            start = pending.pop(event.process)
+            ops.append(
+                Op(
+                    event.process,
+                    start.f,
+                    start.value,
+                    event.type,
+                    event.value,
+                    start.index,
+                    event.index,
+                    start.vt_ms,
+                    event.vt_ms,
+                )
+            )
+    last = history[-1].index + 1 if history else 0
+    ops += [Op(e.process, e.f, e.value, INFO, None, e.index, last, e.vt_ms, 10**15) for e in pending.values()]
+    return sorted(ops, key=lambda op: op.start)
+
+
+def _id(value: Json) -> str:
+    return decode_bytes(value).decode("utf-8", "surrogateescape")
+
+
+@dataclass(frozen=True)
+class Delivery:
+    """One item handed out by an ``ok`` lease."""
+
+    op: Op
+    id: str
+    data: bytes
+    token: str
+    lease_ms: int
+
+
+@dataclass(frozen=True)
+class Touch:
+    """One item's part of an operation: ``effect`` True (it happened), None (maybe) or False."""
+
+    op: Op
+    id: str
+    token: str | None
+    effect: bool | None
+
+
+def _leases(op: Op) -> list[Json]:
+    if op.type != OK:
+        return []
+    return [op.result] if op.f == "lease" and op.result is not None else list(op.result or [])
+
+
+def deliveries(ops: Sequence[Op]) -> list[Delivery]:
+    found = []
+    for op in ops:
+        if op.f in ("lease", "lease_many"):
+            for lease in _leases(op):
+                found.append(
+                    Delivery(
+                        op,
+                        _id(lease["id"]),
+                        decode_bytes(lease["data"]),
+                        lease["token"],
+                        op.params["lease_ms"],
+                    )
+                )
+    return found
+
+
+def touches(ops: Sequence[Op], method: str, done: Sequence[Json]) -> Iterator[Touch]:
+    """The per-item parts of every ``complete``, ``release`` or ``renew`` operation (single or
+    batch); a part took effect when the operation is ``ok`` and its outcome is in ``done``."""
+    for op in ops:
+        if op.f == method:
+            targets, outcomes = [op.params], [op.result]
+        elif op.f == f"{method}_many":
+            many = op.params["items"] if method == "complete" else [{"lease": x} for x in op.params["leases"]]
+            targets, outcomes = many, op.result if op.type == OK else [None] * len(many)
+        else:
+            continue
+        for target, outcome in zip(targets, outcomes, strict=True):
+            lease = target.get("lease")
+            item_id = _id(lease["id"] if lease else target["id"])
+            effect = None if op.type == INFO else op.type == OK and outcome in done
+            yield Touch(op, item_id, lease["token"] if lease else None, effect)
+
+
+def _added(ops: Sequence[Op]) -> dict[str, tuple[bytes, bool]]:
+    """Every id an add was invoked for: its payload, and whether an add was acknowledged."""
+    added: dict[str, tuple[bytes, bool]] = {}
+    for op in ops:
+        if op.f not in ("add", "add_many"):
+            continue
+        items = [op.params] if op.f == "add" else op.params["items"]
+        results = ([op.result] if op.f == "add" else op.result) if op.type == OK else [None] * len(items)
+        for item, result in zip(items, results, strict=True):
+            item_id = _id(item["id"])
+            acked = op.type == OK and result is True
+            added[item_id] = (decode_bytes(item["data"]), acked or added.get(item_id, (b"", False))[1])
+    return added
+
+
+def _completions(ops: Sequence[Op]) -> list[Touch]:
+    return list(touches(ops, "complete", (True, "done")))
+
+
+RELEASED = (True, False, "done", "gone")
+"""Release outcomes that clear the caller's lease (released, or the item was gone)."""
+
+
+def check_lost(ops: Sequence[Op]) -> list[Anomaly]:
+    completed = {touch.id for touch in _completions(ops) if touch.effect is not False}
+    return [
+        Anomaly("lost", "RWQ-DELIVERY-001", f"item {item_id!r} was added (acknowledged) but never completed")
+        for item_id, (_, acked) in sorted(_added(ops).items())
+        if acked and item_id not in completed
+    ]
+
+
+def check_double_complete(ops: Sequence[Op]) -> list[Anomaly]:
+    firsts: dict[str, list[Touch]] = defaultdict(list)
+    for touch in _completions(ops):
+        if touch.effect:
+            firsts[touch.id].append(touch)
+    return [
+        Anomaly(
+            "double-complete",
+            "RWQ-COMPLETE-002",
+            f"item {item_id!r}: {len(found)} completes were told they were first "
+            f"(events {', '.join(str(t.op.end) for t in found)})",
+        )
+        for item_id, found in sorted(firsts.items())
+        if len(found) > 1
+    ]
+
+
+def check_after_complete(ops: Sequence[Op]) -> list[Anomaly]:
+    first_done: dict[str, int] = {}
+    for touch in _completions(ops):
+        if touch.effect:
+            first_done[touch.id] = min(first_done.get(touch.id, touch.op.end), touch.op.end)
+    return [
+        Anomaly(
+            "delivered-after-complete",
+            "RWQ-DELIVERY-003",
+            f"item {d.id!r} delivered to {d.op.process} (event {d.op.end}) after its first completer "
+            f"returned (event {first_done[d.id]})",
+        )
+        for d in deliveries(ops)
+        if d.id in first_done and d.op.start > first_done[d.id]
+    ]
+
+
+def check_corrupted(ops: Sequence[Op]) -> list[Anomaly]:
+    added = _added(ops)
+    found = []
+    for d in deliveries(ops):
+        if d.id not in added:
+            found.append(
+                Anomaly(
+                    "corrupted",
+                    "RWQ-GHOST-001",
+                    f"{d.op.process} was delivered {d.id!r}, which was never added (event {d.op.end})",
+                )
+            )
+        elif d.data != added[d.id][0]:
+            found.append(
+                Anomaly(
+                    "corrupted",
+                    "RWQ-ENC-002",
+                    f"item {d.id!r} delivered with payload "
+                    f"{d.data!r}, added with {added[d.id][0]!r} (event {d.op.end})",
+                )
+            )
+    return found
+
+
+def _min_expiry(first: Delivery, second: Op, renewals: Sequence[Touch]) -> int:
+    """The earliest virtual time ``first``'s lease can expire at, as of ``second``'s grant: the
+    smallest expiry set by the grant or a renewal that may have been the last to act before it
+    (one that certainly acted after it, and before ``second`` started, rules it out)."""
+    setters = [(first.op, first.lease_ms, True)]
+    setters += [
+        (touch.op, touch.op.params["lease_ms"], bool(touch.effect))
+        for touch in renewals
+        if touch.token == first.token and touch.effect is not False and touch.op.start < second.end
+    ]
+    return min(
+        op.vt_low + lease_ms
+        for op, lease_ms, _ in setters
+        if not any(sure and op.end < later.start and later.end < second.start for later, _, sure in setters)
+    )
+
+
+def _held_at(first: Delivery, second: Delivery, ends: Sequence[Touch], renewals: Sequence[Touch]) -> bool:
+    """Whether ``first``'s lease was certainly held when ``second`` was granted, granting that
+    ``first`` was granted before it. ``ends``: the item's completes (by anyone) and releases
+    (by the lease's token) that may have taken effect."""
+    if any(
+        t.op.start < second.op.end for t in ends if t.op.f.startswith("complete") or t.token == first.token
+    ):
+        return False  # it may have been ended first
+    return second.op.vt_high <= _min_expiry(first, second.op, renewals)
+
+
+def check_double_lease(ops: Sequence[Op]) -> list[Anomaly]:
+    by_item: dict[str, list[Delivery]] = defaultdict(list)
+    for d in deliveries(ops):
+        by_item[d.id].append(d)
+    ends: dict[str, list[Touch]] = defaultdict(list)
+    for touch in itertools.chain(_completions(ops), touches(ops, "release", RELEASED)):
+        if touch.effect is not False:
+            ends[touch.id].append(touch)
+    renewals: dict[str, list[Touch]] = defaultdict(list)
+    for touch in touches(ops, "renew", (True,)):
+        renewals[touch.id].append(touch)
+    found = []
+    for item_id, items in sorted(by_item.items()):
+        for x, y in itertools.combinations(items, 2):
+            end, rn = ends[item_id], renewals[item_id]
+            if x.op.end < y.op.start:
+                double = _held_at(x, y, end, rn)
+            elif y.op.end < x.op.start:
+                double = _held_at(y, x, end, rn)
+            else:  # concurrent: whichever came first, it was held when the other was granted
+                double = _held_at(x, y, end, rn) and _held_at(y, x, end, rn)
+            if double:
+                found.append(
+                    Anomaly(
+                        "double-lease",
+                        "RWQ-DELIVERY-002",
+                        f"item {item_id!r} delivered to {y.op.process} (event {y.op.end}) while the lease "
+                        f"{x.op.process} got at event {x.op.end} was held and unexpired",
+                    )
+                )
+    return found
+
+
+def check_errors(ops: Sequence[Op]) -> list[Anomaly]:
+    """``REDIS_ERROR`` on a session whose connections no fault hit since its previous operation
+    started: the server was up, so the client failed by itself (after a ``SCRIPT FLUSH``, say)."""
+    faults: dict[str, list[Op]] = defaultdict(list)
+    for op in ops:
+        if op.process == "nemesis" and op.f in ("kill-connections", "stall-kill", "kill-process"):
+            for worker in op.params["workers"]:
+                faults[worker].append(op)
+    found: list[Anomaly] = []
+    since: dict[str, int] = {}  # process -> where its previous operation started
+    for op in ops:
+        previous, since[op.process] = since.get(op.process, -1), op.start
+        if op.type != INFO or not isinstance(op.result, dict) or op.result.get("code") != "REDIS_ERROR":
+            continue
+        if not any(fault.start < op.end and fault.end > previous for fault in faults[op.process]):
+            found.append(
+                Anomaly(
+                    "unexplained-error",
+                    "RWQ-SCRIPT-002",
+                    f"{op.process} {op.f} failed with REDIS_ERROR (event {op.end}) though no fault hit its "
+                    f"connections: {op.result.get('message', '')}",
+                )
+            )
+    return found
+
+
+def check_stray_keys(final_keys: Sequence[str]) -> list[Anomaly]:
+    return [
+        Anomaly("stray-keys", "RWQ-KEYS-005", f"after the drain, key {key} is left under the namespace")
+        for key in final_keys
+    ]
+
+
+def check(history: Sequence[Event], final_keys: Sequence[str]) -> list[Anomaly]:
+    """Every anomaly the history and the keys left after the drain show."""
+    ops = operations(history)
+    return [
+        *check_lost(ops),
+        *check_double_lease(ops),
+        *check_after_complete(ops),
+        *check_double_complete(ops),
+        *check_corrupted(ops),
+        *check_errors(ops),
+        *check_stray_keys(final_keys),
+    ]

@@ -1,0 +1,26 @@
+"""Mutant: scripts are always sent whole with ``EVAL``, never by SHA with ``EVALSHA``."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from redis.exceptions import RedisError
+
+from ... import _shell
+from ...client import WorkQueue
+from ...protocol.commands import Command, RunScript
+from . import serve
+
+
+class EvalQueue(WorkQueue):
+    def _execute(self, command: Command) -> Any:
+        if not isinstance(command, RunScript):
+            return super()._execute(command)
+        try:
+            return self._redis.eval(command.script.source, *_shell.script_args(command))
+        except RedisError as exc:
+            raise _shell.translate(exc) from exc
+
+
+if __name__ == "__main__":
+    serve(EvalQueue)

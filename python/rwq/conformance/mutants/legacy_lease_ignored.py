@@ -1,0 +1,17 @@
+"""Mutant: the light cleaner reads only ``P:lease:<id>`` and requeues items that an older
+client holds through ``P:leased_by_session:<id>``."""
+
+from __future__ import annotations
+
+from ...client import WorkQueue
+from ...protocol.operations import CleanReport
+from . import raw_light_clean, serve
+
+
+class G2CleanerQueue(WorkQueue):
+    def light_clean(self, *, chunk: int = 100) -> CleanReport:
+        return self._run(raw_light_clean(self.keys, lambda item_id: [self.keys.lease(item_id)]))
+
+
+if __name__ == "__main__":
+    serve(G2CleanerQueue)

@@ -1,0 +1,461 @@
+"""Wire checks: what the subject's sessions send to Redis, seen through ``MONITOR``.
+
+With a managed Redis the runner traces every case: it opens a ``MONITOR`` connection before the
+case's sessions, marks each step with an ``ECHO``, and afterwards attributes every command to a
+session by its connection's ``CLIENT SETNAME`` name (the commands a script runs, ``[0 lua]``,
+belong to the script call just before them). The subject's sessions, and connections that never
+named themselves, must:
+
+* write only through canonical scripts (RWQ-SCRIPT-001): besides ``EVALSHA``/``EVAL`` and
+  ``SCRIPT LOAD`` of scripts in ``lua/manifest.json``, only the commands of :data:`ALLOWED` and
+  read-only commands other than ``KEYS`` (RWQ-DEEP-004);
+* touch only keys under their queue's prefix ``P:``, in their own commands and in the commands
+  their scripts run (RWQ-KEYS-006); ``SCAN`` must ``MATCH`` inside ``P:``, and ``BLMOVE`` must be
+  ``BLMOVE P:queue P:processing RIGHT LEFT t`` with ``0 < t <= 1`` s (RWQ-LEASE-008, RWQ-LEASE-012);
+* call scripts with ``EVALSHA``, and use ``EVAL`` (or ``SCRIPT LOAD``) only to retry an
+  ``EVALSHA`` that hit ``NOSCRIPT``, which they must always retry (RWQ-SCRIPT-002). The runner
+  knows which scripts the server holds: it asks ``SCRIPT EXISTS`` when the trace starts and
+  follows ``SCRIPT FLUSH``, ``SCRIPT LOAD`` and ``EVAL`` through the trace.
+"""
+
+from __future__ import annotations
+
+import codecs
+import hashlib
+import re
+import socket
+import time
+from collections import Counter
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+from urllib.parse import urlsplit
+
+from redis.exceptions import ResponseError
+
+from . import data
+
+if TYPE_CHECKING:
+    from .environment import RedisEnvironment
+
+ALLOWED = frozenset(
+    {
+        (b"BLMOVE",),
+        (b"SCAN",),
+        (b"INFO",),
+        (b"CONFIG", b"GET"),
+        (b"CLIENT", b"SETNAME"),
+        (b"CLIENT", b"SETINFO"),
+        (b"HELLO",),
+        (b"PING",),
+        (b"SELECT",),
+        (b"ECHO",),
+        (b"TIME",),
+        (b"SCRIPT", b"EXISTS"),
+    }
+)
+"""Non-script commands a session may send besides read-only ones (name, or name and subcommand)."""
+RUNNER_NAMES = frozenset({"rwqc-runner", "rwqc-wire"})
+MAX_BLMOVE_S = 1.0
+
+_LINE = re.compile(rb"^\+(\d+\.\d+) \[(\d+) (.*?)\] (.*)$", re.DOTALL)
+_QUOTED = rb'"((?:[^"\\]+|\\.)*)"'
+_ARGS = re.compile(_QUOTED + rb"(?: " + _QUOTED + rb")*")
+_ARG = re.compile(_QUOTED)
+
+
+class WireError(Exception):
+    """The trace could not be taken (the MONITOR connection failed or fell silent)."""
+
+
+@dataclass(frozen=True)
+class Seen:
+    """One MONITOR line: the client (``lua`` for a command a script ran, else its address) and
+    the command's arguments."""
+
+    client: str
+    args: tuple[bytes, ...]
+
+    @property
+    def name(self) -> bytes:
+        return self.args[0].upper() if self.args else b""
+
+    def sub(self) -> bytes:
+        return self.args[1].upper() if len(self.args) > 1 else b""
+
+
+def parse_line(line: bytes) -> Seen | None:
+    """A MONITOR line (``+<time> [<db> <client>] "CMD" "arg" ...``), or None if it is not one.
+
+    Redis escapes arguments with ``sdscatrepr`` (``\\n \\r \\t \\a \\b \\" \\\\ \\xHH``), a subset of
+    what ``codecs.escape_decode`` undoes."""
+    match = _LINE.match(line.rstrip(b"\r\n"))
+    if match is None or _ARGS.fullmatch(match[4]) is None:
+        return None
+    args = tuple(codecs.escape_decode(arg[1])[0] for arg in _ARG.finditer(match[4]))
+    return Seen(match[3].decode("ascii", "replace"), args)
+
+
+def show(args: tuple[bytes, ...], limit: int = 160) -> str:
+    """A command as text for a failure message, shortened."""
+    text = " ".join(arg.decode("utf-8", "backslashreplace")[:60] for arg in args)
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+@dataclass(frozen=True)
+class CommandSpec:
+    """What ``COMMAND INFO`` says about one command: flags and legacy key positions."""
+
+    flags: frozenset[bytes]
+    first: int
+    last: int
+    step: int
+    container: bool
+
+
+_SPECS: dict[tuple[str, bytes], CommandSpec | None] = {}
+"""``COMMAND INFO`` answers by server version and command name."""
+
+
+class CommandTable:
+    """Command specs of one server (``COMMAND INFO``, cached by version) and key extraction."""
+
+    def __init__(self, client: Any, version: str) -> None:
+        self.client = client
+        self.version = version
+
+    def _entry(self, name: bytes) -> CommandSpec | None:
+        if (self.version, name) not in _SPECS:
+            reply = self.client.execute_command("COMMAND", "INFO", name)
+            entry = reply[0] if reply else None
+            _SPECS[self.version, name] = (
+                None
+                if entry is None
+                else CommandSpec(
+                    frozenset(flag.lower() for flag in entry[2]),
+                    int(entry[3]),
+                    int(entry[4]),
+                    int(entry[5]),
+                    len(entry) > 9 and bool(entry[9]),
+                )
+            )
+        return _SPECS[self.version, name]
+
+    def spec(self, args: tuple[bytes, ...]) -> CommandSpec | None:
+        """The command's spec (its subcommand's, for containers such as ``CONFIG``), or None."""
+        name = args[0].lower()
+        entry = self._entry(name)
+        if entry is not None and entry.container and len(args) > 1:
+            return self._entry(name + b"|" + args[1].lower())
+        return entry
+
+    def keys(self, args: tuple[bytes, ...]) -> list[bytes]:
+        """The keys a command touches (``COMMAND GETKEYS`` for commands with movable keys)."""
+        spec = self.spec(args)
+        if spec is None:
+            return []
+        if b"movablekeys" in spec.flags:
+            try:
+                return list(self.client.execute_command("COMMAND", "GETKEYS", *args))
+            except ResponseError:
+                return []
+        if spec.first <= 0:
+            return []
+        last = spec.last if spec.last >= 0 else len(args) + spec.last
+        return list(args[spec.first : last + 1 : max(spec.step, 1)])
+
+
+@dataclass(frozen=True)
+class Party:
+    """Who sent a command, as the checks see it: a label for messages, the key prefix ``P:`` its
+    keys must start with, and whether its commands are checked at all (the subject's are)."""
+
+    label: str
+    prefix: bytes
+    checked: bool
+
+
+@dataclass(frozen=True)
+class Violation:
+    """One broken wire rule, at a step (0: while the sessions were being opened)."""
+
+    step: int
+    message: str
+
+
+@dataclass
+class _Pending:
+    """EVALSHA calls of one party that hit NOSCRIPT and still await their retry, by SHA."""
+
+    counts: Counter[str] = field(default_factory=Counter)
+    steps: dict[str, int] = field(default_factory=dict)
+
+
+def _sha(body: bytes) -> str:
+    return hashlib.sha1(body).hexdigest()
+
+
+class Checker:
+    """Feeds on a case's trace, in order, and collects the violations of the subject's parties."""
+
+    def __init__(
+        self,
+        parties: dict[str, Party],
+        *,
+        namespace: str,
+        cached: set[str],
+        names: dict[str, str],
+        table: CommandTable,
+        marker: bytes,
+    ) -> None:
+        self.parties = parties
+        self.namespace = namespace.encode() + b":"
+        self.cached = set(cached)
+        self.names = dict(names)
+        self.table = table
+        self.marker = marker
+        self.canonical = {sha: name for name, sha in data.canonical_scripts().items()}
+        self.step = 0
+        self.violations: list[Violation] = []
+        self._caller: Party | None = None
+        self._pending: dict[str, _Pending] = {}
+
+    def _party(self, client: str) -> Party:
+        name = self.names.get(client, "")
+        if name in self.parties:
+            return self.parties[name]
+        if name in RUNNER_NAMES:
+            return Party("the runner", b"", checked=False)
+        who = f"connection {client} named {name!r}, no session of this case" if name else None
+        return Party(who or f"connection {client}, which never set a name", self.namespace, checked=True)
+
+    def _flag(self, party: Party, message: str) -> None:
+        self.violations.append(Violation(self.step, f"{party.label} {message}"))
+
+    def _outside(self, party: Party, keys: list[bytes], seen: Seen, inner: str = "") -> None:
+        for key in keys:
+            if not key.startswith(party.prefix):
+                where = f"its script ran {inner}, which touches" if inner else "touches"
+                self._flag(
+                    party,
+                    f"sent {show(seen.args)}: {where} key {show((key,))}, outside its namespace "
+                    f"{party.prefix.decode(errors='replace')} (RWQ-KEYS-006)",
+                )
+                return
+
+    def feed(self, seen: Seen) -> None:
+        """Check one traced command."""
+        if seen.client == "lua":
+            if self._caller is not None and seen.args:
+                self._outside(self._caller, self.table.keys(seen.args), seen, inner=show(seen.args, 80))
+            return
+        self._caller = None
+        if not seen.args:
+            return
+        name, sub = seen.name, seen.sub()
+        if name == b"ECHO" and seen.args[-1].startswith(self.marker):
+            tail = seen.args[-1][len(self.marker) :]
+            self.step = int(tail) if tail.isdigit() else self.step
+            return
+        if (name, sub) == (b"CLIENT", b"SETNAME") and len(seen.args) > 2:
+            self.names[seen.client] = seen.args[2].decode("utf-8", "replace")
+        elif name == b"HELLO":
+            upper = [arg.upper() for arg in seen.args]
+            if b"SETNAME" in upper[:-1]:
+                self.names[seen.client] = seen.args[upper.index(b"SETNAME") + 1].decode("utf-8", "replace")
+        party = self._party(seen.client)
+        if name in (b"EVAL", b"EVALSHA"):
+            self._script_call(party, seen)
+        elif (name, sub) == (b"SCRIPT", b"LOAD") and len(seen.args) > 2:
+            self._script_load(party, seen)
+        elif (name, sub) == (b"SCRIPT", b"FLUSH"):
+            self.cached.clear()
+            if party.checked:
+                self._flag(party, f"sent {show(seen.args)}, which is not a queue operation (RWQ-SCRIPT-001)")
+        elif party.checked:
+            self._plain(party, seen)
+
+    def _script_call(self, party: Party, seen: Seen) -> None:
+        name, args = seen.name, seen.args
+        sha = args[1].decode("ascii", "replace").lower() if name == b"EVALSHA" else _sha(args[1])
+        try:
+            numkeys = int(args[2])
+        except (IndexError, ValueError):
+            numkeys = 0
+        cached = sha in self.cached
+        if name == b"EVAL":
+            self.cached.add(sha)
+        if not party.checked:
+            self._caller = None
+            return
+        script = self.canonical.get(sha)
+        if script is None:
+            self._flag(party, f"ran a script that is not canonical (SHA1 {sha}) (RWQ-SCRIPT-001)")
+            return
+        self._outside(party, list(args[3 : 3 + numkeys]), seen)
+        pending = self._pending.setdefault(party.label, _Pending())
+        if name == b"EVALSHA":
+            if not cached:  # NOSCRIPT: the party must retry with EVAL or SCRIPT LOAD
+                if not pending.counts[sha]:
+                    pending.steps[sha] = self.step
+                pending.counts[sha] += 1
+                return
+        elif pending.counts[sha]:
+            pending.counts[sha] -= 1
+        else:
+            self._flag(
+                party,
+                f"sent EVAL of script {script!r} without an EVALSHA that hit NOSCRIPT first: scripts "
+                "are invoked with EVALSHA, EVAL is only the retry (RWQ-SCRIPT-002)",
+            )
+        self._caller = party
+
+    def _script_load(self, party: Party, seen: Seen) -> None:
+        sha = _sha(seen.args[2])
+        self.cached.add(sha)
+        if not party.checked:
+            return
+        if sha not in self.canonical:
+            self._flag(party, f"loaded a script that is not canonical (SHA1 {sha}) (RWQ-SCRIPT-001)")
+            return
+        self._pending.setdefault(party.label, _Pending()).counts[sha] = 0
+
+    def _plain(self, party: Party, seen: Seen) -> None:
+        name, sub = seen.name, seen.sub()
+        if name == b"KEYS":
+            self._flag(party, f"sent {show(seen.args)}: items are found with SCAN, never KEYS (RWQ-DEEP-004)")
+            return
+        spec = self.table.spec(seen.args)
+        readonly = spec is not None and b"readonly" in spec.flags
+        if not readonly and (name,) not in ALLOWED and (name, sub) not in ALLOWED:
+            self._flag(
+                party,
+                f"sent {show(seen.args)}: writes go through canonical scripts only, and this "
+                "command is neither a script call nor read-only (RWQ-SCRIPT-001)",
+            )
+            return
+        if name == b"BLMOVE":
+            self._blmove(party, seen)
+        elif name == b"SCAN":
+            upper = [arg.upper() for arg in seen.args]
+            pattern = seen.args[upper.index(b"MATCH") + 1] if b"MATCH" in upper[:-1] else b""
+            if not pattern.startswith(party.prefix):
+                self._flag(
+                    party,
+                    f"sent {show(seen.args)}: a SCAN must MATCH inside its namespace "
+                    f"{party.prefix.decode(errors='replace')} (RWQ-KEYS-006, SPEC 6.12)",
+                )
+        else:
+            self._outside(party, self.table.keys(seen.args), seen)
+
+    def _blmove(self, party: Party, seen: Seen) -> None:
+        shape = (b"BLMOVE", party.prefix + b"queue", party.prefix + b"processing", b"RIGHT", b"LEFT")
+        got = (seen.name, *seen.args[1:3], *(arg.upper() for arg in seen.args[3:5]))
+        try:
+            wait_s = float(seen.args[5]) if len(seen.args) == 6 else -1.0
+        except ValueError:
+            wait_s = -1.0
+        if got != shape or not 0 < wait_s <= MAX_BLMOVE_S:
+            self._flag(
+                party,
+                f"sent {show(seen.args)}: a blocking lease waits with BLMOVE P:queue P:processing "
+                f"RIGHT LEFT and at most {MAX_BLMOVE_S:g} s at a time (RWQ-LEASE-008, RWQ-LEASE-012)",
+            )
+
+    def finish(self) -> list[Violation]:
+        """Every violation by step, including NOSCRIPT errors that were never retried."""
+        for label, pending in self._pending.items():
+            for sha, count in pending.counts.items():
+                if count:
+                    self.violations.append(
+                        Violation(
+                            pending.steps[sha],
+                            f"{label} got NOSCRIPT for script {self.canonical[sha]!r} and did not retry "
+                            "with EVAL or SCRIPT LOAD (RWQ-SCRIPT-002)",
+                        )
+                    )
+        return sorted(self.violations, key=lambda violation: violation.step)
+
+
+class Trace:
+    """A MONITOR connection that records one case, and the server's state when it started."""
+
+    def __init__(self, env: RedisEnvironment, *, namespace: str, timeout_s: float) -> None:
+        parts = urlsplit(env.url)
+        self.client = env.client
+        self.version = env.version
+        self.namespace = namespace
+        self.timeout_s = timeout_s
+        self.marker = f"rwqc-wire:{namespace}:".encode()
+        try:
+            self._sock = socket.create_connection(
+                (parts.hostname or "127.0.0.1", parts.port or 6379), timeout=timeout_s
+            )
+        except OSError as exc:
+            raise WireError(f"cannot connect for MONITOR: {exc}") from exc
+        self._file = self._sock.makefile("rb")
+        try:
+            self._start(env)
+        except BaseException:
+            self.close()
+            raise
+
+    def _start(self, env: RedisEnvironment) -> None:
+        try:
+            self._sock.sendall(b"CLIENT SETNAME rwqc-wire\r\nMONITOR\r\n")
+            replies = (self._file.readline(), self._file.readline())
+        except OSError as exc:
+            raise WireError(f"MONITOR failed: {exc}") from exc
+        if replies != (b"+OK\r\n", b"+OK\r\n"):
+            raise WireError(f"MONITOR was refused: {replies!r}")
+        shas = sorted(data.canonical_scripts().values())
+        exists = self.client.execute_command("SCRIPT", "EXISTS", *shas)
+        self.cached = {sha for sha, flag in zip(shas, exists, strict=True) if flag}
+        self.names = {entry["addr"]: entry.get("name", "") for entry in env.clients() if "addr" in entry}
+
+    def mark(self, step: int) -> None:
+        """Mark the start of step ``step`` in the trace."""
+        self.client.execute_command("ECHO", self.marker + str(step).encode())
+
+    def finish(self) -> list[Seen]:
+        """Every command traced so far (up to an end marker sent now), in order; closes the trace."""
+        end = self.marker + b"end"
+        self.client.execute_command("ECHO", end)
+        deadline = time.monotonic() + self.timeout_s
+        seen: list[Seen] = []
+        try:
+            while True:
+                self._sock.settimeout(max(deadline - time.monotonic(), 0.001))
+                line = self._file.readline()
+                if not line:
+                    raise WireError("the MONITOR connection closed")
+                parsed = parse_line(line)
+                if parsed is None:
+                    continue
+                if parsed.name == b"ECHO" and parsed.args[-1] == end:
+                    return seen
+                seen.append(parsed)
+        except OSError as exc:
+            raise WireError(f"the MONITOR trace did not arrive within {self.timeout_s:.1f} s: {exc}") from exc
+        finally:
+            self.close()
+
+    def check(self, parties: dict[str, Party]) -> list[Violation]:
+        """Finish the trace and check it; ``parties`` maps client names to sessions."""
+        checker = Checker(
+            parties,
+            namespace=self.namespace,
+            cached=self.cached,
+            names=self.names,
+            table=CommandTable(self.client, self.version),
+            marker=self.marker,
+        )
+        for command in self.finish():
+            checker.feed(command)
+        return checker.finish()
+
+    def close(self) -> None:
+        for closable in (self._file, self._sock):
+            try:
+                closable.close()
+            except OSError:
+                continue
