@@ -6,7 +6,7 @@ PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed-$(shell cat pyproject.toml | cksum | cut -d' ' -f1)
 OUT ?= conformance-out
 
-.PHONY: all venv system-deps test test-python test-go lint typecheck generate check-generated conformance conformance-go clean
+.PHONY: all venv system-deps test test-python test-go lint typecheck generate check-generated conformance conformance-go bench clean
 
 all: test
 
@@ -28,8 +28,8 @@ check-generated: venv
 	$(PY) tools/generate.py --check
 
 lint: venv
-	$(VENV)/bin/ruff check python tests tools
-	$(VENV)/bin/ruff format --check python tests tools
+	$(VENV)/bin/ruff check python tests tools bench
+	$(VENV)/bin/ruff format --check python tests tools bench
 
 typecheck: venv
 	$(VENV)/bin/mypy
@@ -48,6 +48,12 @@ conformance-go: venv system-deps
 
 conformance: venv system-deps
 	$(VENV)/bin/rwq conformance --adapter "$(abspath $(PY)) -m rwq.conformance.reference_adapter" --out $(OUT)
+
+# rwq side by side with raw redis-py, Streams, redis-work-queue 0.1.5, bullmq and rq, on one Redis;
+# ratios within one run (BENCH_ARGS=--quick for a smoke run). Never part of make test.
+bench: venv system-deps
+	$(PY) -m pip install -q -e '.[bench]'
+	$(PY) -m bench $(BENCH_ARGS)
 
 clean:
 	rm -rf $(VENV) $(OUT) $(OUT)-go conformance/adapters/go/bin conformance/adapters/go/rwq/lua .mypy_cache .ruff_cache .pytest_cache .hypothesis dist build

@@ -1,0 +1,98 @@
+"""The JSON result (validated by schemas/bench-result.schema.json) and the tables printed at the end."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import jsonschema  # type: ignore[import-untyped,unused-ignore]
+from rich.console import Console
+from rich.table import Table
+
+from bench.core import Measurement
+
+SCHEMA_PATH = Path(__file__).resolve().parents[1] / "schemas" / "bench-result.schema.json"
+FORMAT = "rwq-bench/1"
+
+
+def document(
+    measurements: list[Measurement],
+    targets: list[dict[str, Any]],
+    config: dict[str, Any],
+    environment: dict[str, Any],
+    peers: dict[str, str],
+) -> dict[str, Any]:
+    """The whole result as one JSON-ready document."""
+    return {
+        "format": FORMAT,
+        "config": config,
+        "environment": environment,
+        "peers": peers,
+        "measurements": [m.to_json() for m in measurements],
+        "targets": targets,
+    }
+
+
+def validate(doc: dict[str, Any]) -> None:
+    """Raise ``jsonschema.ValidationError`` unless ``doc`` matches the schema."""
+    schema = json.loads(SCHEMA_PATH.read_text())
+    jsonschema.validate(doc, schema, cls=jsonschema.Draft202012Validator)
+
+
+def _figure(value: float, unit: str) -> str:
+    if unit == "items/s":
+        return f"{value / 1000:,.1f}k" if value >= 1000 else f"{value:,.0f}"
+    if unit == "bytes/item":
+        return f"{value:,.0f} B"
+    if unit == "ms":
+        return f"{value:.3f}" if value < 1 else f"{value:.2f}"
+    return f"{value:.2f}"
+
+
+def print_tables(console: Console, doc: dict[str, Any], path: Path) -> None:
+    """Figures per peer (with the ratio to raw redis-py), then the targets."""
+    peers = list(doc["peers"])
+    table = Table(title="rwq bench: figure (ratio to raw redis-py, same run)", show_lines=True)
+    table.add_column("measurement")
+    table.add_column("unit")
+    for peer in peers:
+        table.add_column(peer, justify="right")
+    for m in doc["measurements"]:
+        cells = []
+        for peer in peers:
+            result = m["results"].get(peer)
+            if result is None:
+                cells.append("[dim]-[/dim]")
+                continue
+            cell = _figure(result["value"], m["unit"])
+            ratio = m["ratio_to_raw"].get(peer)
+            if ratio is not None:
+                cell += f"\n({ratio:.2f}x)"
+            cells.append(cell)
+        table.add_row(m["title"], m["unit"], *cells)
+    console.print(table)
+
+    targets = Table(title="issue 6 targets (rwq as shipped; prototypes alongside)", show_lines=False)
+    for column in ("target", "needed", "rwq", "met", "rwq-proto", "rwq-lean"):
+        targets.add_column(column, justify="left" if column == "target" else "right")
+    for t in doc["targets"]:
+        alt = t["alternatives"]
+        targets.add_row(
+            t["text"],
+            f"{t['comparison']} {t['threshold']:g}",
+            "n/a" if t["value"] is None else f"{t['value']:.2f}",
+            _verdict(t["met"]),
+            *(
+                f"{alt[name]['value']:.2f} {_verdict(alt[name]['met'])}" if name in alt else "[dim]-[/dim]"
+                for name in ("rwq-proto", "rwq-lean")
+            ),
+        )
+    console.print(targets)
+    console.print(f"JSON result: [bold]{path}[/bold]")
+
+
+def _verdict(met: bool | None) -> str:
+    if met is None:
+        return "[yellow]n/a[/yellow]"
+    return "[green]met[/green]" if met else "[red]missed[/red]"

@@ -1,0 +1,104 @@
+"""Issue 6's targets, evaluated on ratios measured within one run."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from bench.core import Measurement
+
+ALTERNATIVES = ("rwq-proto", "rwq-lean")
+"""Prototype variants also evaluated against each target, to show what a change would gain."""
+
+
+@dataclass(frozen=True)
+class Target:
+    """``measurement[peer] / baseline_measurement[baseline]`` (or the bare value) vs a threshold."""
+
+    id: str
+    text: str
+    measurement: str
+    comparison: Literal[">=", "<="]
+    threshold: float
+    baseline: str | None = "raw"
+    baseline_measurement: str | None = None
+    peer: str = "rwq"
+
+
+TARGETS = (
+    Target("enqueue_one", "enqueue 1/call >= 0.8x raw LPUSH", "enqueue_one", ">=", 0.8),
+    Target("enqueue_batch", "batched enqueue >= 2x raw pipelined per-item LPUSH", "enqueue_batch", ">=", 2.0),
+    Target("drain_one_raw", "1-consumer drain >= 2x raw redis-py", "drain_one", ">=", 2.0),
+    Target(
+        "drain_one_rwq015", "1-consumer drain >= 5x redis-work-queue 0.1.5", "drain_one", ">=", 5.0, "rwq015"
+    ),
+    Target("drain_one_bullmq", "1-consumer drain >= 4x bullmq", "drain_one", ">=", 4.0, "bullmq"),
+    Target(
+        "drain_batch",
+        "batched drain >= 10x raw 1-consumer drain",
+        "drain_batch",
+        ">=",
+        10.0,
+        "raw",
+        "drain_one",
+    ),
+    Target("drain_processes", "4-process drain >= 1.8x raw 4-process drain", "drain_processes", ">=", 1.8),
+    Target("memory", "memory per pending item <= redis-work-queue 0.1.5", "memory", "<=", 1.0, "rwq015"),
+    Target("wake_median", "blocked wake-up median <= 1.5x raw BLMOVE", "wake_median", "<=", 1.5),
+    Target("scale_pending", "rate at 1,000,000 pending >= 0.8x at 1,000", "scale_pending", ">=", 0.8, None),
+    Target(
+        "scale_inflight",
+        "complete rate at 10,000 in flight >= 0.8x at 10",
+        "scale_inflight_random",
+        ">=",
+        0.8,
+        None,
+    ),
+    Target("light_clean", "no light_clean script call over 10 ms", "light_clean_max", "<=", 10.0, None),
+)
+
+
+def _value(target: Target, peer: str, by_id: dict[str, Measurement]) -> float | None:
+    m = by_id.get(target.measurement)
+    if m is None or peer not in m.results:
+        return None
+    value = m.results[peer].value
+    if target.baseline is None:
+        return value
+    base_m = by_id.get(target.baseline_measurement or target.measurement)
+    if base_m is None or target.baseline not in base_m.results or base_m.results[target.baseline].value == 0:
+        return None
+    return value / base_m.results[target.baseline].value
+
+
+def _met(target: Target, value: float | None) -> bool | None:
+    if value is None:
+        return None
+    return value >= target.threshold if target.comparison == ">=" else value <= target.threshold
+
+
+def evaluate(measurements: list[Measurement]) -> list[dict[str, Any]]:
+    """Every target: rwq's figure, whether it is met, and the prototypes' figures."""
+    by_id = {m.id: m for m in measurements}
+    out = []
+    for target in TARGETS:
+        value = _value(target, target.peer, by_id)
+        alternatives = {}
+        for alt in ALTERNATIVES:
+            alt_value = _value(target, alt, by_id)
+            if alt_value is not None:
+                alternatives[alt] = {"value": alt_value, "met": _met(target, alt_value)}
+        out.append(
+            {
+                "id": target.id,
+                "text": target.text,
+                "measurement": target.measurement,
+                "baseline": target.baseline,
+                "comparison": target.comparison,
+                "threshold": target.threshold,
+                "value": value,
+                "met": _met(target, value),
+                "alternatives": alternatives,
+            }
+        )
+    return out
