@@ -23,13 +23,7 @@ def encode_new_id(item_id: object) -> bytes:
 
 def encode_id(item_id: object) -> bytes:
     """Encode the id of an existing item; ids read back from Redis round-trip exactly."""
-    if not isinstance(item_id, str):
-        raise InvalidArgument(f"id must be a str, not {type(item_id).__name__}")
-    try:
-        raw = item_id.encode("utf-8", "surrogateescape")
-    except UnicodeEncodeError as exc:
-        raise InvalidArgument("id must be UTF-8 (a lone surrogate is not)") from exc
-    return _check_id_length(raw)
+    return _check_id_length(_encode_text(item_id, "id"))
 
 
 MAX_TOKEN_BYTES = 128
@@ -37,15 +31,20 @@ MAX_TOKEN_BYTES = 128
 
 def token(value: object) -> bytes:
     """Validate a lease token: a str of 1..128 bytes."""
-    if not isinstance(value, str):
-        raise InvalidArgument(f"token must be a str, not {type(value).__name__}")
-    try:
-        raw = value.encode("utf-8", "surrogateescape")
-    except UnicodeEncodeError as exc:
-        raise InvalidArgument("token must be UTF-8 (a lone surrogate is not)") from exc
+    raw = _encode_text(value, "token")
     if not 1 <= len(raw) <= MAX_TOKEN_BYTES:
         raise InvalidArgument(f"token must be 1..{MAX_TOKEN_BYTES} bytes, got {len(raw)}")
     return raw
+
+
+def _encode_text(value: object, name: str) -> bytes:
+    """A str as the bytes Redis holds; surrogate escapes of bytes that are not UTF-8 survive."""
+    if not isinstance(value, str):
+        raise InvalidArgument(f"{name} must be a str, not {type(value).__name__}")
+    try:
+        return value.encode("utf-8", "surrogateescape")
+    except UnicodeEncodeError as exc:
+        raise InvalidArgument(f"{name} must be UTF-8 (a lone surrogate is not)") from exc
 
 
 def decode_id(raw: bytes) -> str:
