@@ -52,9 +52,10 @@ func (b jbytes) MarshalJSON() ([]byte, error) {
 
 // jlease is a lease as results carry it and as the runner passes it back (data ignored).
 type jlease struct {
-	ID    jbytes `json:"id"`
-	Data  jbytes `json:"data"`
-	Token string `json:"token"`
+	ID      jbytes `json:"id"`
+	Data    jbytes `json:"data"`
+	Token   string `json:"token"`
+	Attempt int64  `json:"attempt"`
 }
 
 func (l jlease) lease() rwq.Lease { return rwq.Lease{ID: string(l.ID), Token: l.Token} }
@@ -69,9 +70,35 @@ type params struct {
 	LeaseMs      int64    `json:"lease_ms"`
 	Block        bool     `json:"block"`
 	TimeoutMs    int64    `json:"timeout_ms"`
-	Count        int      `json:"count"`
+	Count        *int     `json:"count"`
 	RequireLease bool     `json:"require_lease"`
 	Chunk        *int     `json:"chunk"`
+	DelayMs      *int64   `json:"delay_ms"`
+	Reason       string   `json:"reason"`
+	Policy       *jpolicy `json:"policy"`
+	Offset       *int     `json:"offset"`
+	IDs          []jbytes `json:"ids"`
+}
+
+// jpolicy is a policy object; fields it leaves out keep the library's default policy.
+type jpolicy struct {
+	MaxAttempts  int64  `json:"max_attempts"`
+	Backoff      string `json:"backoff"`
+	BaseMs       int64  `json:"base_ms"`
+	CapMs        int64  `json:"cap_ms"`
+	JitterPct    int64  `json:"jitter_pct"`
+	DeadMaxCount int64  `json:"dead_max_count"`
+	DeadMaxAgeMs int64  `json:"dead_max_age_ms"`
+}
+
+func (j *jpolicy) UnmarshalJSON(raw []byte) error {
+	type plain jpolicy
+	v := plain(jpolicy(rwq.DefaultRetryPolicy()))
+	if err := json.Unmarshal(raw, &v); err != nil {
+		return err
+	}
+	*j = jpolicy(v)
+	return nil
 }
 
 func (p params) id() string {
@@ -92,18 +119,27 @@ func (p params) target() (rwq.Lease, error) {
 	return rwq.Lease{ID: p.id()}, nil
 }
 
-func (p params) chunk(def int) int {
-	if p.Chunk == nil {
+// or returns *v, or def when the param is absent (the library's default).
+func or[T any](v *T, def T) T {
+	if v == nil {
 		return def
 	}
-	return *p.Chunk
+	return *v
+}
+
+func (p params) ids() []string {
+	out := make([]string, len(p.IDs))
+	for i, id := range p.IDs {
+		out[i] = string(id)
+	}
+	return out
 }
 
 func leaseJSON(l *rwq.Lease) any {
 	if l == nil {
 		return nil
 	}
-	return jlease{ID: jbytes(l.ID), Data: l.Data, Token: l.Token}
+	return jlease{ID: jbytes(l.ID), Data: l.Data, Token: l.Token, Attempt: l.Attempt}
 }
 
 func leasesOf(in []jlease) []rwq.Lease {
@@ -127,15 +163,38 @@ func cleanJSON(r rwq.CleanReport, err error) (any, error) {
 	for i, id := range r.Requeued {
 		requeued[i] = jbytes(id)
 	}
-	return map[string]any{"requeued": requeued, "dropped": r.Dropped}, err
+	dead := make([]jbytes, len(r.Dead))
+	for i, id := range r.Dead {
+		dead[i] = jbytes(id)
+	}
+	return map[string]any{"requeued": requeued, "dropped": r.Dropped, "dead": dead, "promoted": r.Promoted}, err
+}
+
+var failOutcomes = map[rwq.FailOutcome]string{rwq.FailRetry: "retry", rwq.FailDead: "dead", rwq.FailGone: "gone"}
+
+// deadJSON is a dead item; withData for dead_get, whose result always carries the payload.
+func deadJSON(d rwq.DeadItem, withData bool) map[string]any {
+	v := map[string]any{"id": jbytes(d.ID), "dead_at_ms": d.DeadAtMs, "reason": d.Reason, "attempts": d.Attempts}
+	if withData {
+		v["data"] = jbytes(d.Data)
+	}
+	return v
 }
 
 var methods = map[string]func(q *rwq.Queue, p params) (any, error){
-	"add": func(q *rwq.Queue, p params) (any, error) { return q.Add(ctx, p.id(), p.Data) },
+	"add": func(q *rwq.Queue, p params) (any, error) {
+		if p.DelayMs != nil {
+			return q.AddDelayed(ctx, p.id(), p.Data, *p.DelayMs)
+		}
+		return q.Add(ctx, p.id(), p.Data)
+	},
 	"add_many": func(q *rwq.Queue, p params) (any, error) {
 		items := make([]rwq.Item, len(p.Items))
 		for i, it := range p.Items {
 			items[i] = rwq.Item{ID: it.id(), Data: it.Data}
+		}
+		if p.DelayMs != nil {
+			return q.AddManyDelayed(ctx, items, *p.DelayMs)
 		}
 		return q.AddMany(ctx, items)
 	},
@@ -148,7 +207,7 @@ var methods = map[string]func(q *rwq.Queue, p params) (any, error){
 		return leaseJSON(l), err
 	},
 	"lease_many": func(q *rwq.Queue, p params) (any, error) {
-		leases, err := q.LeaseMany(ctx, p.Count, p.LeaseMs)
+		leases, err := q.LeaseMany(ctx, or(p.Count, 0), p.LeaseMs)
 		out := make([]any, len(leases))
 		for i := range leases {
 			out[i] = leaseJSON(&leases[i])
@@ -192,9 +251,15 @@ var methods = map[string]func(q *rwq.Queue, p params) (any, error){
 		if p.Lease == nil {
 			return nil, badRequest("release needs a lease")
 		}
+		if p.DelayMs != nil {
+			return q.ReleaseDelayed(ctx, p.Lease.lease(), *p.DelayMs)
+		}
 		return q.Release(ctx, p.Lease.lease())
 	},
 	"release_many": func(q *rwq.Queue, p params) (any, error) {
+		if p.DelayMs != nil {
+			return outcomes(q.ReleaseManyDelayed(ctx, leasesOf(p.Leases), *p.DelayMs))
+		}
 		return outcomes(q.ReleaseMany(ctx, leasesOf(p.Leases)))
 	},
 	"counts": func(q *rwq.Queue, p params) (any, error) {
@@ -202,11 +267,45 @@ var methods = map[string]func(q *rwq.Queue, p params) (any, error){
 		return map[string]int64{"queued": c.Queued, "processing": c.Processing, "delayed": c.Delayed, "dead": c.Dead}, err
 	},
 	"light_clean": func(q *rwq.Queue, p params) (any, error) {
-		return cleanJSON(q.LightClean(ctx, p.chunk(rwq.DefaultLightCleanChunk)))
+		return cleanJSON(q.LightClean(ctx, or(p.Chunk, rwq.DefaultLightCleanChunk)))
 	},
 	"deep_clean": func(q *rwq.Queue, p params) (any, error) {
-		return cleanJSON(q.DeepClean(ctx, p.chunk(rwq.DefaultDeepCleanChunk)))
+		return cleanJSON(q.DeepClean(ctx, or(p.Chunk, rwq.DefaultDeepCleanChunk)))
 	},
+	"fail": func(q *rwq.Queue, p params) (any, error) {
+		if p.Lease == nil {
+			return nil, badRequest("fail needs a lease")
+		}
+		r, err := q.Fail(ctx, p.Lease.lease(), p.Reason)
+		if err != nil {
+			return nil, err
+		}
+		return map[string]any{"outcome": failOutcomes[r.Outcome], "delay_ms": r.DelayMs}, nil
+	},
+	"set_policy": func(q *rwq.Queue, p params) (any, error) {
+		return struct{}{}, q.SetRetryPolicy(ctx, (*rwq.RetryPolicy)(p.Policy))
+	},
+	"get_policy": func(q *rwq.Queue, p params) (any, error) {
+		policy, err := q.RetryPolicy(ctx)
+		return (*jpolicy)(policy), err
+	},
+	"dead_list": func(q *rwq.Queue, p params) (any, error) {
+		items, err := q.DeadItems(ctx, or(p.Offset, 0), or(p.Count, 100)) // the Python client's defaults
+		out := make([]any, len(items))
+		for i, d := range items {
+			out[i] = deadJSON(d, false)
+		}
+		return out, err
+	},
+	"dead_get": func(q *rwq.Queue, p params) (any, error) {
+		d, err := q.DeadItem(ctx, p.id())
+		if d == nil || err != nil {
+			return nil, err
+		}
+		return deadJSON(*d, true), nil
+	},
+	"dead_requeue": func(q *rwq.Queue, p params) (any, error) { return q.RequeueDead(ctx, p.ids()) },
+	"dead_purge":   func(q *rwq.Queue, p params) (any, error) { return q.PurgeDead(ctx, p.ids()) },
 }
 
 // badRequest is a request the adapter cannot understand (error kind "protocol").
@@ -257,7 +356,7 @@ func (a *adapter) hello(args json.RawMessage) (any, error) {
 	return map[string]any{
 		"protocol":       1,
 		"implementation": map[string]string{"name": "rwq-go", "language": "go", "version": rwq.Version},
-		"profiles":       []string{"core", "legacy-lease"},
+		"profiles":       []string{"core", "retry", "delay", "legacy-lease"},
 		"methods":        names,
 		"scripts":        rwq.ScriptSHA1s(),
 	}, nil
