@@ -84,6 +84,14 @@ def reference_variant(tmp_path: Path, name: str, methods: str) -> str:
 # -- the reference run ---------------------------------------------------------------------------
 
 
+# An adapter whose complete always reports true: it fails complete/first-completer/*.
+ALWAYS_FIRST = """
+def call(self, args):
+    result = super().call(args)
+    return True if args["method"] == "complete" else result
+"""
+
+
 def test_reference_adapter_passes_every_case(tmp_path: Path) -> None:
     outcome = conformance(tmp_path)
     failed = {c["id"]: c["failure"] for c in outcome.report["cases"] if c["status"] != "pass"}
@@ -219,15 +227,7 @@ def test_unstartable_adapter_exits_2(tmp_path: Path) -> None:
 
 
 def test_wrong_results_fail_the_case(tmp_path: Path) -> None:
-    adapter = reference_variant(
-        tmp_path,
-        "always-first",
-        """
-        def call(self, args):
-            result = super().call(args)
-            return True if args["method"] == "complete" else result
-        """,
-    )
+    adapter = reference_variant(tmp_path, "always-first", ALWAYS_FIRST)
     outcome = conformance(tmp_path, adapter=adapter, pattern="complete/first-completer/*")
     assert outcome.code == EXIT_NONCONFORMANT
     failure = outcome.case("complete/first-completer/only-first-gets-true@subject,subject,subject")["failure"]
@@ -398,15 +398,7 @@ def test_known_failure_entry_matching_nothing_fails_the_run(tmp_path: Path) -> N
 
 
 def test_known_failures_xfail_and_skip_conform(tmp_path: Path) -> None:
-    adapter = reference_variant(
-        tmp_path,
-        "always-first",
-        """
-        def call(self, args):
-            result = super().call(args)
-            return True if args["method"] == "complete" else result
-        """,
-    )
+    adapter = reference_variant(tmp_path, "always-first", ALWAYS_FIRST)
     path = known(
         tmp_path,
         """
@@ -432,15 +424,7 @@ def test_known_failures_xfail_and_skip_conform(tmp_path: Path) -> None:
 
 
 def test_known_failure_with_other_message_stays_a_failure(tmp_path: Path) -> None:
-    adapter = reference_variant(
-        tmp_path,
-        "always-first",
-        """
-        def call(self, args):
-            result = super().call(args)
-            return True if args["method"] == "complete" else result
-        """,
-    )
+    adapter = reference_variant(tmp_path, "always-first", ALWAYS_FIRST)
     path = known(
         tmp_path,
         '[[fail]]\ncase = "complete/first-completer/**"\nreason = "r"\nmessage = "something else"\n',
