@@ -13,7 +13,7 @@
 --          (the caller goes back to waiting)
 -- Errors   RWQ_INVALID_ARGUMENT (nothing is written)
 -- Effects  claimed: SET <P>:lease:<id> token PX lease_ms (and the legacy key when asked),
---          retry: HINCRBY <P>:attempts <id> 1;
+--          retry: HSET <P>:attempts <id> (attempts + 1);
 --          ghost: LREM <P>:processing 1 <id>; held elsewhere: the moved duplicate entry is removed
 -- Cost     1 round trip; O(position of id in processing), normally O(1): it was pushed to the head
 local queue, processing = KEYS[1], KEYS[2]
@@ -47,10 +47,16 @@ if not redis.call('LPOS', processing, id) then
   -- A cleaner requeued it between BLMOVE and this claim: it will be delivered from the queue.
   return {0}
 end
+-- A count stored by any client: a non-negative integer, anything else reads as 0.
+local function stored_int(v)
+  local n = string.match(v or '', '^%d+$') and tonumber(v)
+  return (n and n <= 1e15) and n or 0
+end
 local attempt = 0
 if redis.call('EXISTS', prefix .. 'policy') == 1 then
-  attempt = redis.call('HINCRBY', prefix .. 'attempts', id, 1)
-  local max_attempts = tonumber(redis.call('HGET', prefix .. 'policy', 'max_attempts') or '0') or 0
+  attempt = stored_int(redis.call('HGET', prefix .. 'attempts', id)) + 1
+  redis.call('HSET', prefix .. 'attempts', id, attempt)
+  local max_attempts = stored_int(redis.call('HGET', prefix .. 'policy', 'max_attempts'))
   if max_attempts > 0 and attempt > max_attempts then
     local t = redis.call('TIME')
     redis.call('LREM', processing, 1, id)

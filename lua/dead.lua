@@ -67,6 +67,7 @@ elseif mode == 'requeue' or mode == 'purge' then
     elseif redis.call('ZSCORE', prefix .. 'delayed', id) or not redis.call('SET', prefix .. 'item:' .. id, data or '', 'NX') then
       result[#result + 1] = 0
     else
+      redis.call('DEL', prefix .. 'lease:' .. id, prefix .. 'leased_by_session:' .. id)
       redis.call('LPUSH', queue, id)
       redis.call('HDEL', prefix .. 'attempts', id)
       forget(id)
@@ -76,8 +77,12 @@ elseif mode == 'requeue' or mode == 'purge' then
   return result
 elseif mode == 'trim' then
   if #ARGV ~= 1 then return redis.error_reply('RWQ_INVALID_ARGUMENT trim takes no arguments') end
-  local max_count = tonumber(redis.call('HGET', prefix .. 'policy', 'dead_max_count') or '0') or 0
-  local max_age = tonumber(redis.call('HGET', prefix .. 'policy', 'dead_max_age_ms') or '0') or 0
+  local function stored_int(v)
+    local n = string.match(v or '', '^%d+$') and tonumber(v)
+    return (n and n <= 1e15) and n or 0
+  end
+  local max_count = stored_int(redis.call('HGET', prefix .. 'policy', 'dead_max_count'))
+  local max_age = stored_int(redis.call('HGET', prefix .. 'policy', 'dead_max_age_ms'))
   local removed = 0
   if max_age > 0 then
     local t = redis.call('TIME')

@@ -38,21 +38,27 @@ if data and redis.call('GET', lease_key) ~= token then return {-1, 0} end
 -- Decide everything before the first write: a script that errors is not rolled back.
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+-- A count stored by any client: a non-negative integer, anything else reads as 0.
+local function stored_int(v)
+  local n = string.match(v or '', '^%d+$') and tonumber(v)
+  return (n and n <= 1e15) and n or 0
+end
 local policy = {}
 local flat = redis.call('HGETALL', prefix .. 'policy')
 for i = 1, #flat, 2 do policy[flat[i]] = flat[i + 1] end
-local attempts = tonumber(redis.call('HGET', prefix .. 'attempts', id) or '0') or 0
-local max_attempts = tonumber(policy.max_attempts or '0') or 0
+local attempts = stored_int(redis.call('HGET', prefix .. 'attempts', id))
+local max_attempts = stored_int(policy.max_attempts)
 local dead = max_attempts > 0 and attempts >= max_attempts
-local delay = tonumber(policy.base_ms or '0') or 0
+local delay = math.min(stored_int(policy.base_ms), 31536000000)
 if policy.backoff == 'exponential' then
   -- 2^40 keeps the product finite (no inf or NaN) and is past any cap.
   delay = delay * 2 ^ math.min(math.max(attempts - 1, 0), 40)
-  local cap = tonumber(policy.cap_ms or '0') or 0
+  local cap = stored_int(policy.cap_ms)
   if cap > 0 and delay > cap then delay = cap end
 end
 delay = math.min(delay, 31536000000)
-delay = delay - math.floor(delay * (tonumber(policy.jitter_pct or '0') or 0) * random / 100000000)
+delay = delay - math.floor(delay * math.min(stored_int(policy.jitter_pct), 100) * random / 100000000)
+local info = cjson.encode({reason = reason, attempts = attempts})
 
 redis.call('DEL', lease_key, prefix .. 'leased_by_session:' .. id)
 redis.call('LREM', processing, -1, id)
@@ -62,7 +68,7 @@ if dead then
   redis.call('HDEL', prefix .. 'attempts', id)
   redis.call('ZADD', prefix .. 'dead', now, id)
   redis.call('HSET', prefix .. 'dead:data', id, data)
-  redis.call('HSET', prefix .. 'dead:info', id, cjson.encode({reason = reason, attempts = attempts}))
+  redis.call('HSET', prefix .. 'dead:info', id, info)
   return {2, 0}
 end
 if delay <= 0 then

@@ -18,7 +18,7 @@
 -- Errors   RWQ_INVALID_ARGUMENT (nothing is written)
 -- Effects  per leased item: LMOVE <P>:queue <P>:processing RIGHT LEFT;
 --          SET <P>:lease:<id> token PX lease_ms (and the legacy key when asked);
---          retry: HINCRBY <P>:attempts <id> 1; delay: see "promotion" in SPEC
+--          retry: HSET <P>:attempts <id> (attempts + 1); delay: see "promotion" in SPEC
 -- Cost     1 round trip; O(count + skipped + promoted)
 local queue, processing = KEYS[1] or '', KEYS[2]
 local prefix = string.sub(queue, 1, -6)
@@ -36,6 +36,12 @@ if not token or #token == 0 or #token > 128 then return redis.error_reply('RWQ_I
 if not count then return redis.error_reply('RWQ_INVALID_ARGUMENT count must be an integer in 1..1000') end
 if ARGV[4] ~= '0' and ARGV[4] ~= '1' then return redis.error_reply('RWQ_INVALID_ARGUMENT legacy must be 0 or 1') end
 
+-- A count stored by any client: a non-negative integer, anything else reads as 0.
+local function stored_int(v)
+  local n = string.match(v or '', '^%d+$') and tonumber(v)
+  return (n and n <= 1e15) and n or 0
+end
+
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 local delayed = prefix .. 'delayed'
@@ -44,6 +50,7 @@ if redis.call('EXISTS', delayed) == 1 then
   for _, id in ipairs(redis.call('ZRANGEBYSCORE', delayed, '-inf', now, 'LIMIT', 0, 100)) do
     local data = redis.call('HGET', delayed .. ':data', id)
     if data and redis.call('SET', prefix .. 'item:' .. id, data, 'NX') then
+      redis.call('DEL', prefix .. 'lease:' .. id, prefix .. 'leased_by_session:' .. id)
       redis.call('LPUSH', queue, id)
     end
     redis.call('ZREM', delayed, id)
@@ -53,7 +60,7 @@ if redis.call('EXISTS', delayed) == 1 then
   if next_due then due_in = math.max(tonumber(next_due) - now, 0) end
 end
 local counting = redis.call('EXISTS', prefix .. 'policy') == 1
-local max_attempts = counting and tonumber(redis.call('HGET', prefix .. 'policy', 'max_attempts') or '0') or 0
+local max_attempts = counting and stored_int(redis.call('HGET', prefix .. 'policy', 'max_attempts')) or 0
 
 local result, skipped = {0, now, due_in}, 0
 while #result - 3 < count do
@@ -64,7 +71,11 @@ while #result - 3 < count do
   local lease_key, legacy_key = prefix .. 'lease:' .. id, prefix .. 'leased_by_session:' .. id
   local granted = false
   if data and redis.call('EXISTS', lease_key, legacy_key) == 0 then
-    local attempt = counting and redis.call('HINCRBY', prefix .. 'attempts', id, 1) or 0
+    local attempt = 0
+    if counting then
+      attempt = stored_int(redis.call('HGET', prefix .. 'attempts', id)) + 1
+      redis.call('HSET', prefix .. 'attempts', id, attempt)
+    end
     if max_attempts > 0 and attempt > max_attempts then
       -- Leased too often without a recorded failure (crashes, foreign cleaners): dead-letter it.
       redis.call('LREM', processing, 1, id)

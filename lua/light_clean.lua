@@ -27,6 +27,12 @@ local max = string.match(ARGV[2] or '', '^[1-9]%d*$') and tonumber(ARGV[2])
 if not cursor or cursor > 4294967295 then return redis.error_reply('RWQ_INVALID_ARGUMENT cursor must be an integer in 0..4294967295') end
 if not max or max > 1000 then return redis.error_reply('RWQ_INVALID_ARGUMENT max must be an integer in 1..1000') end
 
+-- A count stored by any client: a non-negative integer, anything else reads as 0.
+local function stored_int(v)
+  local n = string.match(v or '', '^%d+$') and tonumber(v)
+  return (n and n <= 1e15) and n or 0
+end
+
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 local delayed, promoted = prefix .. 'delayed', 0
@@ -34,6 +40,7 @@ if redis.call('EXISTS', delayed) == 1 then
   for _, id in ipairs(redis.call('ZRANGEBYSCORE', delayed, '-inf', now, 'LIMIT', 0, max)) do
     local data = redis.call('HGET', delayed .. ':data', id)
     if data and redis.call('SET', prefix .. 'item:' .. id, data, 'NX') then
+      redis.call('DEL', prefix .. 'lease:' .. id, prefix .. 'leased_by_session:' .. id)
       redis.call('LPUSH', queue, id)
       promoted = promoted + 1
     end
@@ -41,7 +48,7 @@ if redis.call('EXISTS', delayed) == 1 then
     redis.call('HDEL', delayed .. ':data', id)
   end
 end
-local max_attempts = tonumber(redis.call('HGET', prefix .. 'policy', 'max_attempts') or '0') or 0
+local max_attempts = stored_int(redis.call('HGET', prefix .. 'policy', 'max_attempts'))
 
 local ids = redis.call('LRANGE', processing, -(cursor + max), -(cursor + 1))
 local requeued, buried, dropped, kept = {}, {}, 0, 0
@@ -54,8 +61,8 @@ for i = #ids, 1, -1 do
     redis.call('LREM', processing, -1, id)
     dropped = dropped + 1
   else
+    local attempts = stored_int(redis.call('HGET', prefix .. 'attempts', id))
     redis.call('LREM', processing, -1, id)
-    local attempts = tonumber(redis.call('HGET', prefix .. 'attempts', id) or '0')
     if max_attempts > 0 and attempts >= max_attempts then
       redis.call('ZADD', prefix .. 'dead', now, id)
       redis.call('HSET', prefix .. 'dead:data', id, redis.call('GET', item_key))

@@ -146,6 +146,95 @@ def test_stray_keys_after_the_drain() -> None:
     assert h.kinds(("rwqc:{x}:lease:a",)) == ["stray-keys"]
 
 
+POLICY = {
+    "max_attempts": 2,
+    "backoff": "fixed",
+    "base_ms": 1000,
+    "cap_ms": 0,
+    "jitter_pct": 0,
+    "dead_max_count": 0,
+    "dead_max_age_ms": 0,
+}
+
+
+def _failed_to_death(h: History, dead_list: list[str], dead_data: str = "A") -> list[str]:
+    """``a`` leased twice and failed twice under a two-attempt policy: dead-lettered."""
+    h.op("p", "set_policy", {"policy": POLICY}, {})
+    added(h, "a")
+    first = {**lease("a", "t1"), "attempt": 1}
+    h.op("w1", "lease", {"lease_ms": 5000}, first)
+    h.op("w1", "fail", {"lease": first, "reason": "x"}, {"outcome": "retry", "delay_ms": 1000})
+    h.jump(1000)
+    second = {**lease("a", "t2"), "attempt": 2}
+    h.op("w2", "lease", {"lease_ms": 5000}, second)
+    h.op("w2", "fail", {"lease": second, "reason": "x"}, {"outcome": "dead", "delay_ms": 0})
+    entries = [{"id": b(i), "dead_at_ms": 1000, "reason": "x", "attempts": 2} for i in dead_list]
+    h.op("drain", "dead_list", {"count": 1000}, entries)
+    for entry in entries:
+        h.op("drain", "dead_get", {"id": entry["id"]}, {**entry, "data": b(dead_data)})
+    allowed = ("rwqc:{x}:dead", "rwqc:{x}:dead:data", "rwqc:{x}:dead:info", "rwqc:{x}:policy")
+    return [anomaly.kind for anomaly in check(h.events, ("rwqc:{x}:dead", "rwqc:{x}:policy"), allowed)]
+
+
+def test_a_dead_lettered_item_is_not_lost() -> None:
+    assert _failed_to_death(History(), ["a"]) == []
+
+
+def test_a_dead_lettered_item_missing_from_the_dead_set_is_lost() -> None:
+    assert _failed_to_death(History(), []) == ["lost"]
+
+
+def test_a_dead_item_with_another_payload_is_corrupted() -> None:
+    assert _failed_to_death(History(), ["a"], dead_data="B") == ["corrupted"]
+
+
+def test_a_fail_that_disagrees_with_the_policy() -> None:
+    h = History()
+    h.op("p", "set_policy", {"policy": POLICY}, {})
+    added(h, "a")
+    first = {**lease("a", "t1"), "attempt": 1}
+    h.op("w1", "lease", {"lease_ms": 5000}, first)
+    h.op("w1", "fail", {"lease": first}, {"outcome": "dead", "delay_ms": 0})
+    h.op("drain", "dead_list", {}, [{"id": b("a"), "dead_at_ms": 0, "reason": "", "attempts": 1}])
+    assert h.kinds() == ["wrong-backoff"]
+
+
+@pytest.mark.parametrize(("attempt", "requirement"), [(2, "RWQ-RETRY-002"), (3, "RWQ-RETRY-003")])
+def test_attempts_must_grow_and_stay_within_the_policy(attempt: int, requirement: str) -> None:
+    h = History()
+    h.op("p", "set_policy", {"policy": POLICY}, {})
+    added(h, "a")
+    h.op("w1", "lease", {"lease_ms": 5000}, {**lease("a", "t1"), "attempt": 2})
+    h.jump(5001)
+    h.op("w2", "lease", {"lease_ms": 5000}, {**lease("a", "t2"), "attempt": attempt})
+    h.op("w2", "complete", {"id": b("a")}, True)
+    assert [(a.kind, a.requirement) for a in check(h.events, ())] == [("attempts", requirement)]
+
+
+@pytest.mark.parametrize(("wait", "expected"), [(999, ["early-delivery"]), (1000, [])])
+def test_a_delayed_item_is_not_delivered_before_its_due_time(wait: int, expected: list[str]) -> None:
+    h = History()
+    h.op("p", "add", {"id": b("a"), "data": b("A"), "delay_ms": 1000}, True)
+    h.jump(wait)
+    h.op("w1", "lease", {"lease_ms": 5000}, lease("a", "t1"))
+    h.op("w1", "complete", {"id": b("a")}, True)
+    assert h.kinds() == expected
+
+
+def test_a_delayed_release_or_retry_is_not_delivered_before_its_due_time() -> None:
+    h = History()
+    added(h, "a", "b")
+    one = leased(h, "w1", "a", "t1")
+    h.op("w1", "release", {"lease": one, "delay_ms": 2000}, True)
+    two = leased(h, "w1", "b", "t2")
+    h.op("w1", "fail", {"lease": two}, {"outcome": "retry", "delay_ms": 3000})
+    h.jump(2000)
+    leased(h, "w2", "a", "t3")
+    leased(h, "w2", "b", "t4")
+    h.op("w2", "complete_many", {"items": [{"id": b("a")}, {"id": b("b")}]}, ["done", "done"])
+    assert [(a.kind, a.requirement) for a in check(h.events, ())] == [("early-delivery", "RWQ-RETRY-004")]
+
+
 def _two_deliveries(h: History, between: Any) -> list[str]:
     added(h, "a")
     one = leased(h, "w1", "a", "t1", lease_ms=2000)
@@ -274,6 +363,33 @@ def leaky_lease(queue, params):
 ra.METHODS["lease"] = leaky_lease
 ra.main()
 """
+
+
+@pytest.mark.parametrize("profiles", [None, ("core",)])
+def test_the_workload_exercises_retry_and_delay_when_declared(
+    env: RedisEnvironment, tmp_path: Path, profiles: tuple[str, ...] | None
+) -> None:
+    pool = pool_of(env, list(REFERENCE_ARGV), tmp_path)
+    try:
+        outcome = run_workload(env, pool, WorkloadConfig(seed=1, profiles=profiles), tmp_path)
+    finally:
+        pool.close()
+    assert (outcome.status, outcome.failure) == ("pass", None)
+    events = [json.loads(line) for line in (tmp_path / "workload" / "history.jsonl").read_text().splitlines()]
+    methods = {e["f"] for e in events if e["type"] == OK}
+    delayed = any(
+        isinstance(e["value"], dict) and "delay_ms" in e["value"] for e in events if e["type"] == INVOKE
+    )
+    dead = [e["value"] for e in events if e["type"] == OK and e["f"] == "dead_list"]
+    if profiles is None:
+        assert {"set_policy", "fail", "dead_list", "dead_get"} <= methods
+        assert delayed
+        assert dead
+        assert dead[-1]
+    else:
+        assert not methods & {"set_policy", "fail", "dead_list", "dead_get"}
+        assert not delayed
+    assert env.namespace_keys("rwqc:") == []
 
 
 def test_a_lease_that_does_not_hold_is_caught(env: RedisEnvironment, tmp_path: Path) -> None:

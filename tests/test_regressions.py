@@ -6,7 +6,7 @@ import pytest
 import redis
 from redis.connection import Connection
 
-from rwq import FailOutcome, InvalidArgument, RedisFailure, RetryPolicy, WorkQueue
+from rwq import Counts, FailOutcome, InvalidArgument, RedisFailure, RetryPolicy, WorkQueue
 from rwq.conformance.redis_server import RedisServer
 
 
@@ -79,3 +79,55 @@ def test_a_lost_script_reply_is_a_redis_failure_not_a_rerun_answer(redis_server:
         queue.release(held)
     assert queue.counts().queued == 1  # released once, and nothing else leased meanwhile
     client.close()
+
+
+def test_a_corrupt_attempt_count_loses_nothing(queue: WorkQueue, r: redis.Redis) -> None:
+    """HINCRBY on a non-integer field errored after LMOVE and earlier grants in the same call."""
+    queue.set_retry_policy(RetryPolicy(max_attempts=3))
+    queue.add_many([("a", b"A"), ("b", b"B")])
+    r.hset(queue.keys.prefix + ":attempts", "b", "bogus")
+    leases = queue.lease_many(2, 60_000)
+    assert [(held.id, held.attempt) for held in leases] == [("a", 1), ("b", 1)]
+
+
+def test_light_clean_reads_a_corrupt_count_before_it_writes(
+    fr: redis.Redis, frozen_server: RedisServer, prefix: str
+) -> None:
+    """A non-integer attempt count made light_clean fail after removing the processing entry."""
+    queue = WorkQueue(fr, prefix)
+    queue.set_retry_policy(RetryPolicy(max_attempts=3))
+    queue.add("x", b"X")
+    assert queue.lease(100) is not None
+    fr.hset(queue.keys.prefix + ":attempts", "x", "bogus")
+    frozen_server.advance(101)
+    assert queue.light_clean().requeued == ("x",)
+    assert queue.counts() == Counts(1, 0)
+
+
+def test_a_corrupt_policy_value_cannot_lose_a_failed_item(queue: WorkQueue, r: redis.Redis) -> None:
+    """jitter_pct 'nan' made ZADD fail in fail.lua after the item key was deleted."""
+    queue.set_retry_policy(RetryPolicy(max_attempts=0, backoff="fixed", base_ms=1000, jitter_pct=10))
+    r.hset(queue.keys.policy.decode(), "jitter_pct", "nan")
+    queue.add("x", b"X")
+    held = queue.lease(60_000)
+    assert held is not None
+    result = queue.fail(held)
+    assert (result.outcome, result.delay_ms) == (FailOutcome.RETRY, 1000)
+    assert queue.counts().delayed == 1
+    assert queue.retry_policy() == RetryPolicy(max_attempts=0, backoff="fixed", base_ms=1000, jitter_pct=0)
+
+
+def test_dead_info_written_by_another_client_is_read_leniently(queue: WorkQueue, r: redis.Redis) -> None:
+    base = queue.keys.prefix
+    r.zadd(base + ":dead", {"x": 5})
+    r.hset(base + ":dead:info", "x", b"\xff not json")
+    r.hset(base + ":dead:data", "x", b"X")
+    [item] = queue.dead_items()
+    assert (item.id, item.reason, item.attempts) == ("x", "", 0)
+
+
+def test_a_single_string_is_not_a_batch(queue: WorkQueue) -> None:
+    with pytest.raises(InvalidArgument):
+        queue.complete_many("abc")
+    with pytest.raises(InvalidArgument):
+        queue.requeue_dead("abc")

@@ -4,7 +4,14 @@ from __future__ import annotations
 
 from typing import Any
 
-from redis.exceptions import NoScriptError, RedisClusterException, RedisError, ResponseError
+from redis.exceptions import (
+    AskError,
+    MovedError,
+    NoScriptError,
+    RedisClusterException,
+    RedisError,
+    ResponseError,
+)
 
 from .errors import InvalidArgument, RedisFailure, RwqError, error_from_script
 from .protocol import validation
@@ -70,6 +77,25 @@ async def run_script_once_async(client: Any, command: RunScript) -> Any:
         raise
     finally:
         await pool.release(connection)
+
+
+REDIRECTS = (MovedError, AskError)  # the script did not run: the cluster client may follow them
+
+
+def run_script_on_node(cluster: Any, command: RunScript) -> Any:
+    """:func:`run_script_once` on the Redis Cluster node that serves the queue's slot."""
+    node = cluster.get_node_from_key(command.keys[0])
+    return run_script_once(node.redis_connection, command)
+
+
+async def run_script_on_node_async(cluster: Any, command: RunScript) -> Any:
+    """The same for ``redis.asyncio`` clusters, whose node connections never retry."""
+    await cluster.initialize()
+    node = cluster.get_node_from_key(command.keys[0])
+    try:
+        return await node.execute_command("EVALSHA", command.script.sha1, *script_args(command))
+    except NoScriptError:
+        return await node.execute_command("EVAL", command.script.source, *script_args(command))
 
 
 def call_kwargs(client: Any, command: Call, *, cluster: bool) -> dict[str, Any]:

@@ -145,8 +145,8 @@ class AsyncWorkQueue:
         except StopIteration as done:
             return done.value  # type: ignore[no-any-return]
         if not self._checked:
-            self._checked = True
             await self._drive(ops.check_server(self.keys))
+            self._checked = True  # only once it passed: a failed check is tried again
         return await self._drive(plan, command)
 
     async def _drive(self, plan: Plan[T], command: Command | None = None) -> T:
@@ -162,6 +162,10 @@ class AsyncWorkQueue:
             if isinstance(command, RunScript):
                 if not self._cluster:
                     return await _shell.run_script_once_async(self._redis, command)
+                try:
+                    return await _shell.run_script_on_node_async(self._redis, command)
+                except _shell.REDIRECTS:
+                    pass  # the slot moved and the script did not run: let the cluster client follow
                 args = _shell.script_args(command)
                 try:
                     return await self._redis.evalsha(command.script.sha1, *args)

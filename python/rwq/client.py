@@ -141,8 +141,8 @@ class WorkQueue:
         except StopIteration as done:
             return done.value  # type: ignore[no-any-return]
         if not self._checked:
-            self._checked = True
             self._drive(ops.check_server(self.keys))
+            self._checked = True  # only once it passed: a failed check is tried again
         return self._drive(plan, command)
 
     def _drive(self, plan: Plan[T], command: Command | None = None) -> T:
@@ -158,6 +158,10 @@ class WorkQueue:
             if isinstance(command, RunScript):
                 if not self._cluster:
                     return _shell.run_script_once(self._redis, command)
+                try:
+                    return _shell.run_script_on_node(self._redis, command)
+                except _shell.REDIRECTS:
+                    pass  # the slot moved and the script did not run: let the cluster client follow
                 args = _shell.script_args(command)
                 try:
                     return self._redis.evalsha(command.script.sha1, *args)

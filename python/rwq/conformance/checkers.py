@@ -23,14 +23,28 @@ The checkers report :class:`Anomaly` records:
   (RWQ-ENC-002, RWQ-GHOST-001);
 - ``unexplained-error``: ``REDIS_ERROR`` on a session no connection fault hit, e.g. after a
   ``SCRIPT FLUSH`` (RWQ-SCRIPT-002);
-- ``stray-keys``: keys left under the namespace after the final drain (RWQ-KEYS-005).
+- ``stray-keys``: keys left under the namespace after the final drain (RWQ-KEYS-005), but for
+  the retry profile's keys the run legitimately leaves (``allowed``: its policy and dead set).
+
+With the ``retry`` and ``delay`` profiles, a history also holds ``set_policy``, ``fail``, adds and
+releases with ``delay_ms``, and the drain's final ``dead_list`` and ``dead_get`` calls; then:
+
+- ``lost`` also spares an item found in the final dead set (the last ``ok`` ``dead_list``);
+- ``corrupted`` also covers a dead item whose payload (``dead_get``) differs from the one added,
+  or that was never added (RWQ-RETRY-008);
+- ``early-delivery``: an item delivered certainly before the due time an add or release with
+  ``delay_ms``, or a ``fail`` that scheduled a retry, gave it (RWQ-DELAY-005, RWQ-RETRY-004);
+- ``attempts``: a lease's attempt number outside 1..``max_attempts``, or not above the attempt
+  of a delivery of the item that certainly came before it (RWQ-RETRY-002, RWQ-RETRY-003);
+- ``wrong-backoff``: a ``fail`` whose outcome or delay disagrees with the policy and the lease's
+  attempt number (only checked for a ``fixed`` policy without jitter, RWQ-RETRY-004).
 """
 
 from __future__ import annotations
 
 import itertools
 from collections import defaultdict
-from collections.abc import Iterator, Sequence
+from collections.abc import Collection, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -131,6 +145,7 @@ class Delivery:
     data: bytes
     token: str
     lease_ms: int
+    attempt: int | None = None
 
 
 @dataclass(frozen=True)
@@ -161,6 +176,7 @@ def deliveries(ops: Sequence[Op]) -> list[Delivery]:
                         decode_bytes(lease["data"]),
                         lease["token"],
                         op.params["lease_ms"],
+                        lease.get("attempt"),
                     )
                 )
     return found
@@ -182,6 +198,39 @@ def touches(ops: Sequence[Op], method: str, done: Sequence[Json]) -> Iterator[To
             item_id = _id(lease["id"] if lease else target["id"])
             effect = None if op.type == INFO else op.type == OK and outcome in done
             yield Touch(op, item_id, lease["token"] if lease else None, effect)
+
+
+def fails(ops: Sequence[Op]) -> Iterator[Touch]:
+    """Every ``fail``: whatever its outcome (retry, dead or gone) it ends the caller's lease."""
+    for op in ops:
+        if op.f == "fail":
+            lease = op.params["lease"]
+            effect = None if op.type == INFO else op.type == OK
+            yield Touch(op, _id(lease["id"]), lease["token"], effect)
+
+
+def dead_set(ops: Sequence[Op]) -> dict[str, bytes | None]:
+    """The final dead set: the ids of the last ``ok`` ``dead_list``, with the payloads ``dead_get``
+    returned afterwards (None when unknown)."""
+    last = max(
+        (op for op in ops if op.f == "dead_list" and op.type == OK), key=lambda op: op.end, default=None
+    )
+    if last is None:
+        return {}
+    dead: dict[str, bytes | None] = {_id(item["id"]): None for item in last.result or []}
+    for op in ops:
+        if op.f == "dead_get" and op.type == OK and op.start > last.end and isinstance(op.result, dict):
+            dead[_id(op.result["id"])] = decode_bytes(op.result["data"])
+    return dead
+
+
+def policy(ops: Sequence[Op]) -> dict[str, Any] | None:
+    """The retry policy of the last ``ok`` ``set_policy`` (None: no policy was set)."""
+    found = None
+    for op in ops:
+        if op.f == "set_policy" and op.type == OK:
+            found = op.params["policy"]
+    return found if isinstance(found, dict) else None
 
 
 def _added(ops: Sequence[Op]) -> dict[str, tuple[bytes, bool]]:
@@ -209,10 +258,15 @@ RELEASED = (True, False, "done", "gone")
 
 def check_lost(ops: Sequence[Op]) -> list[Anomaly]:
     completed = {touch.id for touch in _completions(ops) if touch.effect is not False}
+    dead = dead_set(ops)
     return [
-        Anomaly("lost", "RWQ-DELIVERY-001", f"item {item_id!r} was added (acknowledged) but never completed")
+        Anomaly(
+            "lost",
+            "RWQ-DELIVERY-001",
+            f"item {item_id!r} was added (acknowledged) but neither completed nor dead-lettered",
+        )
         for item_id, (_, acked) in sorted(_added(ops).items())
-        if acked and item_id not in completed
+        if acked and item_id not in completed and item_id not in dead
     ]
 
 
@@ -271,6 +325,124 @@ def check_corrupted(ops: Sequence[Op]) -> list[Anomaly]:
                     f"{d.data!r}, added with {added[d.id][0]!r} (event {d.op.end})",
                 )
             )
+    for item_id, payload in sorted(dead_set(ops).items()):
+        if item_id not in added:
+            found.append(Anomaly("corrupted", "RWQ-RETRY-008", f"dead item {item_id!r} was never added"))
+        elif payload is not None and payload != added[item_id][0]:
+            found.append(
+                Anomaly(
+                    "corrupted",
+                    "RWQ-RETRY-008",
+                    f"dead item {item_id!r} kept payload {payload!r}, added with {added[item_id][0]!r}",
+                )
+            )
+    return found
+
+
+def _due_times(ops: Sequence[Op]) -> Iterator[tuple[Op, str, int, str]]:
+    """``(op, id, earliest due time, requirement)`` for every item an operation certainly or
+    possibly made delayed: an add or release with ``delay_ms`` and a ``fail`` that scheduled a
+    retry after a backoff."""
+    for op in ops:
+        if op.type == FAIL:
+            continue
+        delay = op.params.get("delay_ms", 0) if isinstance(op.params, dict) else 0
+        if op.f in ("add", "add_many") and delay > 0:
+            for item in [op.params] if op.f == "add" else op.params["items"]:
+                yield op, _id(item["id"]), op.vt_low + delay, "RWQ-DELAY-005"
+        elif op.f == "release" and delay > 0 and op.type == OK and op.result is True:
+            yield op, _id(op.params["lease"]["id"]), op.vt_low + delay, "RWQ-DELAY-005"
+        elif op.f == "fail" and op.type == OK and op.result.get("outcome") == "retry":
+            backoff = op.result.get("delay_ms", 0)
+            if backoff > 0:
+                yield op, _id(op.params["lease"]["id"]), op.vt_low + backoff, "RWQ-RETRY-004"
+
+
+def check_early_delivery(ops: Sequence[Op]) -> list[Anomaly]:
+    """A delivery that certainly took effect before a due time it certainly came after. An add
+    is the item's first appearance, so any delivery counts; a release or fail must have returned
+    before the delivery was invoked."""
+    by_item: dict[str, list[Delivery]] = defaultdict(list)
+    for d in deliveries(ops):
+        by_item[d.id].append(d)
+    found = []
+    for op, item_id, due, requirement in _due_times(ops):
+        for d in by_item[item_id]:
+            after = op.f.startswith("add") or op.end < d.op.start
+            if after and d.op.vt_high < due:
+                found.append(
+                    Anomaly(
+                        "early-delivery",
+                        requirement,
+                        f"item {item_id!r} delivered to {d.op.process} (event {d.op.end}) by virtual time "
+                        f"{d.op.vt_high}, before its due time {due} (set by {op.f} at event {op.end})",
+                    )
+                )
+    return found
+
+
+def check_attempts(ops: Sequence[Op]) -> list[Anomaly]:
+    """Under a policy, every lease reports an attempt in 1..max_attempts (0: no limit), higher
+    than that of every delivery of the item that certainly came before it."""
+    rules = policy(ops)
+    if rules is None:
+        return []
+    set_at = max(op.end for op in ops if op.f == "set_policy" and op.type == OK)
+    limit = rules["max_attempts"] or 10**15
+    by_item: dict[str, list[Delivery]] = defaultdict(list)
+    found = []
+    for d in deliveries(ops):
+        if d.op.start < set_at:
+            continue
+        attempt = d.attempt
+        if attempt is None or not 1 <= attempt <= limit:
+            found.append(
+                Anomaly(
+                    "attempts",
+                    "RWQ-RETRY-003" if attempt is not None and attempt > limit else "RWQ-RETRY-002",
+                    f"item {d.id!r} delivered to {d.op.process} (event {d.op.end}) with attempt {attempt}, "
+                    f"outside 1..{rules['max_attempts']}",
+                )
+            )
+        for earlier in by_item[d.id]:
+            if earlier.op.end < d.op.start and attempt is not None and (earlier.attempt or 0) >= attempt:
+                found.append(
+                    Anomaly(
+                        "attempts",
+                        "RWQ-RETRY-002",
+                        f"item {d.id!r} delivered with attempt {attempt} (event {d.op.end}) after a delivery "
+                        f"with attempt {earlier.attempt} (event {earlier.op.end})",
+                    )
+                )
+        by_item[d.id].append(d)
+    return found
+
+
+def check_backoff(ops: Sequence[Op]) -> list[Anomaly]:
+    """With a fixed policy without jitter, a ``fail`` of a lease with attempt ``n`` dead-letters
+    the item when ``n >= max_attempts`` (not 0), and otherwise retries it after ``base_ms``."""
+    rules = policy(ops)
+    if rules is None or rules["backoff"] != "fixed" or rules["jitter_pct"] != 0:
+        return []
+    found = []
+    for op in ops:
+        if op.f != "fail" or op.type != OK or op.result.get("outcome") not in ("retry", "dead"):
+            continue
+        attempt = op.params["lease"].get("attempt", 0)
+        dead = rules["max_attempts"] != 0 and attempt >= rules["max_attempts"]
+        expected = (
+            {"outcome": "dead", "delay_ms": 0} if dead else {"outcome": "retry", "delay_ms": rules["base_ms"]}
+        )
+        got = {"outcome": op.result.get("outcome"), "delay_ms": op.result.get("delay_ms")}
+        if got != expected:
+            found.append(
+                Anomaly(
+                    "wrong-backoff",
+                    "RWQ-RETRY-004",
+                    f"{op.process} fail of attempt {attempt} (event {op.end}) returned {got}, "
+                    f"expected {expected}",
+                )
+            )
     return found
 
 
@@ -307,7 +479,7 @@ def check_double_lease(ops: Sequence[Op]) -> list[Anomaly]:
     for d in deliveries(ops):
         by_item[d.id].append(d)
     ends: dict[str, list[Touch]] = defaultdict(list)
-    for touch in itertools.chain(_completions(ops), touches(ops, "release", RELEASED)):
+    for touch in itertools.chain(_completions(ops), touches(ops, "release", RELEASED), fails(ops)):
         if touch.effect is not False:
             ends[touch.id].append(touch)
     renewals: dict[str, list[Touch]] = defaultdict(list)
@@ -361,22 +533,28 @@ def check_errors(ops: Sequence[Op]) -> list[Anomaly]:
     return found
 
 
-def check_stray_keys(final_keys: Sequence[str]) -> list[Anomaly]:
+def check_stray_keys(final_keys: Sequence[str], allowed: Collection[str] = ()) -> list[Anomaly]:
     return [
         Anomaly("stray-keys", "RWQ-KEYS-005", f"after the drain, key {key} is left under the namespace")
         for key in final_keys
+        if key not in allowed
     ]
 
 
-def check(history: Sequence[Event], final_keys: Sequence[str]) -> list[Anomaly]:
-    """Every anomaly the history and the keys left after the drain show."""
+def check(
+    history: Sequence[Event], final_keys: Sequence[str], allowed: Collection[str] = ()
+) -> list[Anomaly]:
+    """Every anomaly the history and the keys left after the drain (but ``allowed``) show."""
     ops = operations(history)
     return [
         *check_lost(ops),
+        *check_early_delivery(ops),
+        *check_attempts(ops),
+        *check_backoff(ops),
         *check_double_lease(ops),
         *check_after_complete(ops),
         *check_double_complete(ops),
         *check_corrupted(ops),
         *check_errors(ops),
-        *check_stray_keys(final_keys),
+        *check_stray_keys(final_keys, allowed),
     ]

@@ -10,6 +10,12 @@ Every operation is logged as invoke / ok / fail / info with bounds on the virtua
 stops by itself after ``max_ops`` operations or ``wall_s`` seconds, then drains the queue (clock
 past every lease, clean, lease and complete until empty), and the checkers of
 :mod:`rwq.conformance.checkers` judge the history and the keys left behind.
+
+When the adapter declares the ``retry`` profile, a retry policy (at most ``MAX_ATTEMPTS`` leases,
+a fixed backoff, no jitter, no trimming) is set through a session of its own before the run, and
+workers also ``fail`` leases; the drain then reads the dead set (``dead_list`` and ``dead_get``),
+which the checkers count as neither lost nor completed. When it declares ``delay``, some adds and
+releases carry a small ``delay_ms``. The drain's clock jump passes every due time.
 """
 
 from __future__ import annotations
@@ -62,6 +68,9 @@ LEASE_MS = (2000, 5000, 20_000)
 TICK_MS = 1000  # the nemesis' small clock step: a blocked lease's BLMOVE waits at most this
 JUMP_MS = max(LEASE_MS) + 1
 STALL_S = 0.02
+MAX_ATTEMPTS = 3
+BACKOFF_MS = (1000, 2000, 3000)
+DELAY_MS = (500, 1500, 3000)  # all below JUMP_MS: the drain's jump makes every delayed item due
 FAULTS = ("script-flush", "kill-connections", "stall-kill", "kill-process")
 DEFINITE = frozenset({"INVALID_ARGUMENT", "LEASE_LOST"})
 """Error codes that say an operation changed nothing; any other error leaves it unknown."""
@@ -75,6 +84,8 @@ class WorkloadConfig:
     max_ops: int = 300
     wall_s: float = 10.0
     seed: int = 1
+    profiles: tuple[str, ...] | None = None
+    """The profiles to exercise besides core (``retry``, ``delay``); None: those the adapter declares."""
 
 
 class History:
@@ -140,6 +151,7 @@ class Workload:
         self._lock = threading.Lock()
         self._processes: list[AdapterProcess] = []
         self._staller = raw_client(env.url)
+        self.retry = self.delay = False  # the profile mixes, decided once the adapter said hello
 
     # -- sessions --------------------------------------------------------------------------
     def _open(self, worker: Worker, process: AdapterProcess | None = None) -> None:
@@ -192,6 +204,34 @@ class Workload:
             self.ops += 1
             return self.ops <= self.config.max_ops and not self.stop.is_set()
 
+    def _profiles(self) -> None:
+        """Decide the profile mixes from the adapter's hello, and set the retry policy."""
+        declared = set(self.pool.hellos[SUBJECT].profiles)
+        wanted = declared if self.config.profiles is None else declared & set(self.config.profiles)
+        self.retry, self.delay = "retry" in wanted, "delay" in wanted
+        if self.retry:
+            rng = random.Random(self.config.seed)
+            rules = {
+                "max_attempts": MAX_ATTEMPTS,
+                "backoff": "fixed",
+                "base_ms": rng.choice(BACKOFF_MS),
+                "cap_ms": 0,
+                "jitter_pct": 0,
+                "dead_max_count": 0,
+                "dead_max_age_ms": 0,
+            }
+            setup = Worker("setup", self.workers[0].client_name + "-setup", rng)
+            self._open(setup, self.workers[0].process)
+            kind, value = self.call(setup, "set_policy", {"policy": rules})
+            if kind != OK:
+                self.adapter_errors.append(f"set_policy was refused: {value}")
+                self.retry = False
+
+    def _delay(self, worker: Worker, params: dict[str, Any], share: float) -> dict[str, Any]:
+        if self.delay and worker.rng.random() < share:
+            params["delay_ms"] = worker.rng.choice(DELAY_MS)
+        return params
+
     def _new_items(self, worker: Worker) -> list[Json]:
         items = []
         for _ in range(worker.rng.randint(1, 3)):
@@ -208,21 +248,24 @@ class Workload:
         rng = worker.rng
         choices = ["add"] * 3 + ["lease"] * 5 + ["light_clean"] * 2
         if worker.held:
-            choices += ["complete"] * 6 + ["release", "renew"] * 2
+            choices += ["complete"] * 6 + ["release", "renew"] * 2 + ["fail"] * (3 * self.retry)
         action = rng.choice(choices)
         if action == "add":
             items = self._new_items(worker)
             if len(items) == 1:
-                self.call(worker, "add", items[0])
+                self.call(worker, "add", self._delay(worker, items[0], 0.25))
             else:
-                self.call(worker, "add_many", {"items": items})
+                self.call(worker, "add_many", self._delay(worker, {"items": items}, 0.25))
+        elif action == "fail":
+            lease = worker.held.pop(rng.randrange(len(worker.held)))
+            self.call(worker, "fail", {"lease": lease, "reason": "workload"})
         elif action == "lease":
             self._lease(worker)
         elif action == "complete":
             self._complete(worker)
         elif action == "release":
             lease = worker.held.pop(rng.randrange(len(worker.held)))
-            self.call(worker, "release", {"lease": lease})
+            self.call(worker, "release", self._delay(worker, {"lease": lease}, 0.5))
         elif action == "renew":
             kind, value = self.call(
                 worker, "renew_many", {"leases": worker.held, "lease_ms": rng.choice(LEASE_MS)}
@@ -267,7 +310,8 @@ class Workload:
 
     def _work(self, worker: Worker) -> None:
         try:
-            self._open(worker)
+            if worker.process is None:
+                self._open(worker)
             while self._take():
                 self.step(worker)
         except AdapterFailure as exc:  # the worker could not restart its adapter
@@ -325,7 +369,8 @@ class Workload:
 
     # -- the run ---------------------------------------------------------------------------
     def drain(self) -> list[str]:
-        """Clock past every lease, clean, lease and complete until empty; the keys left."""
+        """Clock past every lease and due time, clean, lease and complete until empty, and read
+        the dead set; the keys left."""
         drainer = Worker("drain", self.workers[0].client_name + "-drain", random.Random(0))
         self._open(drainer, next((w.process for w in self.workers if w.process and w.process.alive), None))
         self.history.advance(self.env, self.ns, JUMP_MS, "drain")
@@ -335,11 +380,27 @@ class Workload:
             if kind != OK or not leases:
                 break
             self.call(drainer, "complete_many", {"items": [{"lease": lease} for lease in leases]})
+        if self.retry:
+            kind, dead = self.call(drainer, "dead_list", {"count": 1000})  # far more than max_ops adds
+            for item in dead if kind == OK else []:
+                self.call(drainer, "dead_get", {"id": item["id"]})
         return [key.decode("utf-8", "surrogateescape") for key in self.env.namespace_keys(self.ns)]
+
+    def allowed_keys(self) -> list[str]:
+        """The profile keys a drained queue legitimately keeps: the policy and the dead set (the
+        attempt counts go with every completed or dead-lettered item, the delayed set when the
+        drain leases every due item)."""
+        return (
+            [f"{self.ns}:{name}" for name in ("policy", "dead", "dead:data", "dead:info")]
+            if self.retry
+            else []
+        )
 
     def run(self) -> list[Anomaly]:
         """Run, drain and check; the anomalies found."""
         try:
+            self._open(self.workers[0])
+            self._profiles()
             done = threading.Event()
             nemesis = threading.Thread(target=self._nemesis, args=(random.Random(self.config.seed), done))
             threads = [threading.Thread(target=self._work, args=(w,), name=w.name) for w in self.workers]
@@ -354,7 +415,7 @@ class Workload:
             done.set()
             nemesis.join()
             left = self.drain()
-            return check(self.history.events, left)
+            return check(self.history.events, left, self.allowed_keys())
         finally:
             for process in self._processes:
                 process.stop()

@@ -216,14 +216,14 @@ def lease(
         again, now, due_in, *entries = yield RunScript(
             lease_script, both, (lease_ms, token.encode(), count, _legacy(legacy))
         )
+        if deadline is None and block and timeout_ms:
+            deadline = now + timeout_ms  # from the first call's server time (RWQ-LEASE-010)
         if entries:
             return [Lease(v.decode_id(raw_id), data, token, attempt) for raw_id, data, attempt in entries]
         if again:
             continue
         if not block:
             return []
-        if deadline is None and timeout_ms:
-            deadline = now + timeout_ms
         wait_ms = MAX_BLOCK_STEP_MS
         if deadline is not None:
             if now >= deadline:
@@ -260,6 +260,7 @@ def complete(
     keys: QueueKeys, items: Sequence[Lease | str], *, require_lease: bool = False
 ) -> Plan[list[Outcome]]:
     """complete / complete_many. With ``require_lease`` only a current lease holder completes."""
+    _not_a_string(items)
     if require_lease:
         if not all(isinstance(item, Lease) for item in items):
             raise InvalidArgument("require_lease needs Lease objects (their tokens prove ownership)")
@@ -290,6 +291,12 @@ def release(keys: QueueKeys, leases: Sequence[Lease], *, delay_ms: int = 0) -> P
         reply = yield RunScript(script, (keys.queue, keys.processing), args)
         outcomes.extend(Outcome(code) for code in reply)
     return outcomes
+
+
+def _not_a_string(items: object) -> None:
+    """A batch is a sequence of items; a str would be taken as a sequence of one-letter ids."""
+    if isinstance(items, (str, bytes)):
+        raise InvalidArgument("expected a sequence of items, not a single string")
 
 
 def first(plan: Plan[Sequence[T]]) -> Plan[T | None]:
@@ -346,7 +353,8 @@ def deep_clean(keys: QueueKeys, *, chunk: int = 1000) -> Plan[CleanReport]:
     cursor = 0
     while True:
         cursor, found = yield Call(("SCAN", cursor, "MATCH", item_prefix + b"*", "COUNT", chunk), keys.queue)
-        ids = [key[len(item_prefix) :] for key in found if len(key) > len(item_prefix)]
+        # Ids longer than RWQ/1 allows (older clients have no limit) are left alone.
+        ids = [key[len(item_prefix) :] for key in found if 0 < len(key) - len(item_prefix) <= v.MAX_ID_BYTES]
         for part in _chunks(ids, chunk):
             reply = yield RunScript(script, three, (b"requeue", *part))
             requeued += [v.decode_id(raw) for raw in reply]
@@ -386,16 +394,20 @@ def get_policy(keys: QueueKeys) -> Plan[RetryPolicy | None]:
     raw: dict[bytes, bytes] = yield Call(("HGETALL", keys.policy), keys.queue)
     if not raw:
         return None
-    fields = {key.decode(): value.decode() for key, value in raw.items()}
-    backoff: Literal["fixed", "exponential"] = "fixed" if fields["backoff"] == "fixed" else "exponential"
-    # Fields a later protocol version may add are ignored (RWQ-VER-002).
-    return RetryPolicy(
-        backoff=backoff, **{name: int(fields[name]) for name in _POLICY_LIMITS if name in fields}
+    fields = {key.decode("utf-8", "replace"): value.decode("utf-8", "replace") for key, value in raw.items()}
+    backoff: Literal["fixed", "exponential"] = (
+        "exponential" if fields.get("backoff") == "exponential" else "fixed"
     )
+    # Read the way the scripts read it: fields a later version adds are ignored (RWQ-VER-002),
+    # and a value that is not a non-negative integer counts as 0.
+    numbers = {name: int(fields[name]) if fields.get(name, "").isdigit() else 0 for name in _POLICY_LIMITS}
+    return RetryPolicy(backoff=backoff, **numbers)
 
 
 def fail(keys: QueueKeys, held: Lease, reason: str = "") -> Plan[FailResult]:
     """Record a failed attempt: retry after the policy's backoff, or dead-letter the item."""
+    if not isinstance(reason, str):
+        raise InvalidArgument(f"reason must be a str, not {type(reason).__name__}")
     raw_reason = reason.encode("utf-8", "replace")
     if len(raw_reason) > 1024:
         raise InvalidArgument("reason must be at most 1024 bytes")
@@ -409,10 +421,22 @@ def fail(keys: QueueKeys, held: Lease, reason: str = "") -> Plan[FailResult]:
 
 
 def _dead_item(raw: Sequence[Any]) -> DeadItem:
-    info = json.loads(raw[2])
+    """A dead item as the dead script reports it; info written by any client is read leniently."""
+    try:
+        info = json.loads(raw[2].decode("utf-8", "replace"))
+    except ValueError:
+        info = {}
+    if not isinstance(info, dict):
+        info = {}
+    attempts = info.get("attempts")
     data = raw[3] if len(raw) > 3 else None
-    reason, attempts = str(info.get("reason", "")), int(info.get("attempts", 0))
-    return DeadItem(v.decode_id(raw[0]), int(raw[1]), reason, attempts, data)
+    return DeadItem(
+        v.decode_id(raw[0]),
+        int(raw[1]),
+        str(info.get("reason", "")),
+        attempts if isinstance(attempts, int) else 0,
+        data,
+    )
 
 
 def dead_items(keys: QueueKeys, *, offset: int = 0, count: int = 100) -> Plan[list[DeadItem]]:
@@ -432,6 +456,7 @@ def dead_item(keys: QueueKeys, item_id: str) -> Plan[DeadItem | None]:
 
 def dead_action(keys: QueueKeys, action: Literal["requeue", "purge"], ids: Sequence[str]) -> Plan[list[bool]]:
     """Requeue dead items as new ready items (attempts reset), or purge them."""
+    _not_a_string(ids)
     raw = [v.encode_id(item_id) for item_id in ids]
     done: list[bool] = []
     for chunk in _chunks(raw):
