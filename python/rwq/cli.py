@@ -7,6 +7,7 @@ from pathlib import Path
 
 import click
 
+from . import cli_queue
 from .conformance.runner import EXIT_USAGE, RunConfig, run
 
 
@@ -111,6 +112,10 @@ def conformance(
         workload=workload,
     )
     sys.exit(run(config))
+
+
+for operator_command in (cli_queue.stats, cli_queue.clean, cli_queue.dead):
+    cli.add_command(operator_command)
 
 
 def main() -> None:
