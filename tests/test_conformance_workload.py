@@ -397,14 +397,21 @@ def test_the_workload_exercises_retry_and_delay_when_declared(
 def test_a_lease_that_does_not_hold_is_caught(env: RedisEnvironment, tmp_path: Path) -> None:
     script = tmp_path / "leaky_lease.py"
     script.write_text(LEASE_WITHOUT_KEY)
-    pool = pool_of(env, [sys.executable, str(script)], tmp_path)
-    try:
-        outcome = run_workload(env, pool, WorkloadConfig(max_ops=200, seed=7), tmp_path)
-    finally:
-        pool.close()
-    assert outcome.status == "fail"
-    assert outcome.failure is not None
-    assert "double-lease" in outcome.failure.message
+    # A double lease needs a clean and a second lease to land while the first holder works, which
+    # the threads' interleaving decides; a few seeds (bounded) make that certain in practice.
+    messages = []
+    for seed in range(7, 12):
+        out = tmp_path / f"seed-{seed}"
+        out.mkdir()
+        pool = pool_of(env, [sys.executable, str(script)], out)
+        try:
+            outcome = run_workload(env, pool, WorkloadConfig(max_ops=200, seed=seed), out)
+        finally:
+            pool.close()
+        messages.append(outcome.failure.message if outcome.failure is not None else outcome.status)
+        if "double-lease" in messages[-1]:
+            break
+    assert "double-lease" in messages[-1], messages
 
 
 def test_the_runner_reports_the_generated_cases(tmp_path: Path) -> None:
