@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from multiprocessing.connection import Connection
 from multiprocessing.synchronize import Barrier
@@ -44,13 +44,15 @@ class Peer:
     slow: ClassVar[bool] = False
     max_n: ClassVar[int] = 1 << 62
     """At most this many items per run (a slow peer would otherwise dominate the run time)."""
+    HOW: ClassVar[Mapping[str, str]] = {}
+    """Operation -> what it does for this peer, for the report."""
 
     def __init__(self, bench: Bench) -> None:
         self.bench = bench
 
     def how(self, operation: str) -> str:
         """A short description of what ``operation`` does for this peer (for the report)."""
-        return ""
+        return self.HOW.get(operation, "")
 
     def drain_target(self) -> DrainProcess | None:
         """The module-level function each drain process runs, or None."""

@@ -139,6 +139,7 @@ class BullMQ(Peer):
 
     name = "bullmq"
     label = "bullmq"
+    HOW = HOW
     slow = True
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
@@ -153,9 +154,6 @@ class BullMQ(Peer):
 
     def _run(self, coro: Awaitable[T]) -> T:
         return self.loop.run_until_complete(coro)
-
-    def how(self, operation: str) -> str:
-        return HOW.get(operation, "")
 
     def drain_target(self) -> DrainProcess:
         return drain_process

@@ -62,13 +62,11 @@ class Raw(Peer):
 
     name = "raw"
     label = "raw redis-py"
+    HOW = HOW
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self.r = self.bench.client()
-
-    def how(self, operation: str) -> str:
-        return HOW.get(operation, "")
 
     def drain_target(self) -> DrainProcess:
         return drain_process

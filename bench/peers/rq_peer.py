@@ -81,6 +81,7 @@ class Rq(Peer):
 
     name = "rq"
     label = "rq"
+    HOW = HOW
     slow = True
     max_n = 1_000
 
@@ -91,9 +92,6 @@ class Rq(Peer):
         _quiet()
         self.r = self.bench.client()
         self.queue = Queue(NAME, connection=self.r)
-
-    def how(self, operation: str) -> str:
-        return HOW.get(operation, "")
 
     def drain_target(self) -> DrainProcess:
         return drain_process

@@ -67,14 +67,12 @@ class Rwq015(Peer):
 
     name = "rwq015"
     label = "redis-work-queue 0.1.5"
+    HOW = HOW
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self.r = self.bench.client()
         self.wq = LegacyQueue(KeyPrefix(NAME))
-
-    def how(self, operation: str) -> str:
-        return HOW.get(operation, "")
 
     def drain_target(self) -> DrainProcess:
         return drain_process

@@ -9,7 +9,7 @@ through a shell like the shipped one: the gap to ``rwq`` is the round trip it sa
 from __future__ import annotations
 
 import secrets
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from multiprocessing.connection import Connection
 from multiprocessing.synchronize import Barrier
 from typing import Any, ClassVar
@@ -149,7 +149,7 @@ class Rwq(Peer):
     name = "rwq"
     label = "rwq"
 
-    HOW: ClassVar[dict[str, str]] = {
+    HOW: ClassVar[Mapping[str, str]] = {
         "enqueue_one": "WorkQueue.add(id, payload): EVALSHA add.lua (SET item NX + LPUSH id)",
         "enqueue_batch": "WorkQueue.add_many(<batch> pairs): one EVALSHA add.lua",
         "drain_one": "WorkQueue.lease() + WorkQueue.complete(lease): 2 round trips",
@@ -162,9 +162,6 @@ class Rwq(Peer):
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self.r, self.wq = _queue(self.bench.url, self.name)
-
-    def how(self, operation: str) -> str:
-        return self.HOW.get(operation, "")
 
     def drain_target(self) -> DrainProcess | None:
         return drain_process
@@ -227,7 +224,7 @@ class RwqLean(Rwq):
     label = "rwq lean shell"
     prototype = True
 
-    HOW: ClassVar[dict[str, str]] = {
+    HOW: ClassVar[Mapping[str, str]] = {
         "enqueue_one": "r.evalsha(add, 1, queue, 0, id, payload) with prebuilt arguments",
         "enqueue_batch": "r.evalsha(add, ...) with <batch> prebuilt pairs",
         "drain_one": "r.evalsha(lease) + r.evalsha(complete): 2 round trips, no plan or parsing",
@@ -276,7 +273,7 @@ class RwqProto(Rwq):
     label = "rwq + complete_lease"
     prototype = True
 
-    HOW: ClassVar[dict[str, str]] = {
+    HOW: ClassVar[Mapping[str, str]] = {
         "drain_one": "complete_and_lease(previous, count=1): 1 round trip per item (prototype script)",
         "drain_batch": "complete_and_lease(previous batch, count=<batch>): 1 round trip per batch",
         "drain_process": "each process: complete_and_lease until empty",

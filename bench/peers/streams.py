@@ -74,13 +74,11 @@ class Streams(Peer):
 
     name = "streams"
     label = "Redis Streams"
+    HOW = HOW
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self.r = self.bench.client()
-
-    def how(self, operation: str) -> str:
-        return HOW.get(operation, "")
 
     def drain_target(self) -> DrainProcess:
         return drain_process
