@@ -18,6 +18,7 @@ from redis.asyncio.connection import Connection as AsyncConnection
 from redis.asyncio.retry import Retry as AsyncRetry
 from redis.backoff import NoBackoff
 
+from queue_view import processing_list, queue_list
 from rwq import (
     AsyncWorkQueue,
     CleanReport,
@@ -30,18 +31,6 @@ from rwq import (
     RwqWarning,
 )
 from rwq.conformance.redis_server import RedisServer
-
-
-def ids(raw: list[bytes]) -> list[str]:
-    return [item.decode() for item in raw]
-
-
-def queue_list(r: redis.Redis, q: AsyncWorkQueue) -> list[str]:
-    return ids(r.lrange(q.keys.queue, 0, -1))  # type: ignore[arg-type]
-
-
-def processing_list(r: redis.Redis, q: AsyncWorkQueue) -> list[str]:
-    return ids(r.lrange(q.keys.processing, 0, -1))  # type: ignore[arg-type]
 
 
 def snapshot(r: redis.Redis) -> dict[bytes, tuple[bytes | None, int]]:

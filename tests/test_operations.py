@@ -14,6 +14,7 @@ from collections.abc import Iterator
 import pytest
 import redis
 
+from queue_view import processing_list, queue_list
 from rwq import (
     CleanReport,
     Counts,
@@ -29,20 +30,6 @@ from rwq import (
 from rwq.conformance.redis_server import RedisServer
 
 # --------------------------------------------------------------------------- helpers
-
-
-def ids(raw: list[bytes]) -> list[str]:
-    return [item.decode() for item in raw]
-
-
-def queue_list(r: redis.Redis, q: WorkQueue) -> list[str]:
-    """``<P>:queue`` from head (newest) to tail (next to lease)."""
-    return ids(r.lrange(q.keys.queue, 0, -1))  # type: ignore[arg-type]
-
-
-def processing_list(r: redis.Redis, q: WorkQueue) -> list[str]:
-    """``<P>:processing`` from head (most recent lease) to tail (oldest)."""
-    return ids(r.lrange(q.keys.processing, 0, -1))  # type: ignore[arg-type]
 
 
 class Keyspace:
