@@ -29,6 +29,7 @@ for i = 2, #ARGV, step do
   if #ARGV[i] == 0 or #ARGV[i] > 512 then return redis.error_reply('RWQ_INVALID_ARGUMENT id must be 1..512 bytes') end
   if owner and (#ARGV[i + 1] == 0 or #ARGV[i + 1] > 128) then return redis.error_reply('RWQ_INVALID_ARGUMENT token must be 1..128 bytes') end
 end
+-- rwq:arguments-valid (no write above this line; tools/generate.py composes scripts here)
 
 local prefix = string.sub(queue, 1, -6)
 local result = {}

@@ -35,6 +35,7 @@ if not lease_ms then return redis.error_reply('RWQ_INVALID_ARGUMENT lease_ms mus
 if not token or #token == 0 or #token > 128 then return redis.error_reply('RWQ_INVALID_ARGUMENT token must be 1..128 bytes') end
 if not count then return redis.error_reply('RWQ_INVALID_ARGUMENT count must be an integer in 1..1000') end
 if ARGV[4] ~= '0' and ARGV[4] ~= '1' then return redis.error_reply('RWQ_INVALID_ARGUMENT legacy must be 0 or 1') end
+-- rwq:arguments-valid (no write above this line; tools/generate.py composes scripts here)
 
 -- A count stored by any client: a non-negative integer, anything else reads as 0.
 local function stored_int(v)
@@ -44,9 +45,11 @@ end
 
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
-local delayed = prefix .. 'delayed'
+local delayed, policy = prefix .. 'delayed', prefix .. 'policy'
+-- One call answers the common case, a queue with neither profile key.
+local extended = redis.call('EXISTS', delayed, policy) > 0
 local due_in = -1
-if redis.call('EXISTS', delayed) == 1 then
+if extended and redis.call('EXISTS', delayed) == 1 then
   for _, id in ipairs(redis.call('ZRANGEBYSCORE', delayed, '-inf', now, 'LIMIT', 0, 100)) do
     local data = redis.call('HGET', delayed .. ':data', id)
     if data and redis.call('SET', prefix .. 'item:' .. id, data, 'NX') then
@@ -59,8 +62,8 @@ if redis.call('EXISTS', delayed) == 1 then
   local next_due = redis.call('ZRANGE', delayed, 0, 0, 'WITHSCORES')[2]
   if next_due then due_in = math.max(tonumber(next_due) - now, 0) end
 end
-local counting = redis.call('EXISTS', prefix .. 'policy') == 1
-local max_attempts = counting and stored_int(redis.call('HGET', prefix .. 'policy', 'max_attempts')) or 0
+local counting = extended and redis.call('EXISTS', policy) == 1
+local max_attempts = counting and stored_int(redis.call('HGET', policy, 'max_attempts')) or 0
 
 local result, skipped = {0, now, due_in}, 0
 while #result - 3 < count do

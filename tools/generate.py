@@ -1,4 +1,5 @@
-"""Regenerate the checked-in artefacts: lua/manifest.json and conformance/requirements.json.
+"""Regenerate the checked-in artefacts: composite scripts (lua/complete_and_lease.lua),
+lua/manifest.json and conformance/requirements.json.
 
 ``--check`` exits 1 if any is stale instead of writing."""
 
@@ -7,14 +8,17 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
+from compose_lua import composites
+
 from rwq.conformance import requirements
-from rwq.protocol.scripts import manifest_text
+from rwq.protocol.scripts import manifest_text, registry
 
 ROOT = Path(__file__).resolve().parents[1]
 
 
-def artefacts() -> dict[Path, str]:
-    """Every generated file and the text it must hold."""
+def derived() -> dict[Path, str]:
+    """The files generated from the scripts and SPEC.md, and the text each must hold."""
+    registry.cache_clear()  # the composites may just have been rewritten
     return {
         ROOT / "lua" / "manifest.json": manifest_text(),
         ROOT / "conformance" / "requirements.json": requirements.document((ROOT / "SPEC.md").read_text()),
@@ -22,14 +26,18 @@ def artefacts() -> dict[Path, str]:
 
 
 def main(argv: list[str]) -> int:
-    stale = [path for path, text in artefacts().items() if not path.exists() or path.read_text() != text]
-    if "--check" in argv:
-        for path in stale:
-            print(f"stale: {path.relative_to(ROOT)} (run: make generate)", file=sys.stderr)
-        return 1 if stale else 0
-    for path, text in artefacts().items():
-        path.write_text(text)
-    return 0
+    """Write every stale artefact, composites first (the manifest hashes them); ``--check``: list them."""
+    check = "--check" in argv
+    stale = []
+    for stage in (lambda: composites(ROOT / "lua"), derived):
+        for path, text in stage().items():
+            if not path.exists() or path.read_text() != text:
+                stale.append(path)
+                if not check:
+                    path.write_text(text)
+    for path in stale if check else ():
+        print(f"stale: {path.relative_to(ROOT)} (run: make generate)", file=sys.stderr)
+    return 1 if check and stale else 0
 
 
 if __name__ == "__main__":

@@ -17,6 +17,7 @@ SCRIPT_NAMES = (
     "claim",
     "renew",
     "complete",
+    "complete_and_lease",
     "release",
     "counts",
     "light_clean",
