@@ -12,13 +12,14 @@ import subprocess
 import sys
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable
+from typing import Any
 
 import pytest
 import redis.asyncio as aioredis
 from redis.asyncio.retry import Retry
 from redis.backoff import NoBackoff
 
-from rwq import AsyncWorkQueue, Counts
+from rwq import AsyncWorkQueue, Counts, Lease, Outcome
 from rwq.aio_worker import AsyncJob, AsyncWorker
 from rwq.conformance.redis_server import RedisServer
 from rwq.worker import WorkerStats
@@ -94,6 +95,44 @@ async def test_processes_every_item_exactly_once_with_concurrency_4(
     assert worker.stats == WorkerStats(completed=40)
     assert await aqueue.counts() == Counts(0, 0)
     assert await ar.keys(f"{aqueue.prefix}:*") == []
+
+
+class CountingQueue(AsyncWorkQueue):
+    """Counts complete_and_lease calls; ``after_next`` runs after each."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.next_calls = 0
+        self.after_next: Callable[[], object] = lambda: None
+
+    async def complete_and_lease(
+        self, item: Lease | str, lease_ms: int, *, require_lease: bool = False
+    ) -> tuple[Outcome, Lease | None]:
+        self.next_calls += 1
+        result = await super().complete_and_lease(item, lease_ms, require_lease=require_lease)
+        self.after_next()
+        await asyncio.sleep(0)  # stop() takes effect on the loop's next turn
+        return result
+
+
+async def test_each_success_completes_and_leases_the_next_in_one_call(
+    ar: aioredis.Redis, aqueue: AsyncWorkQueue
+) -> None:
+    counting = CountingQueue(ar, aqueue.prefix)
+    await counting.add_many([("a", b""), ("b", b""), ("c", b"")])
+    seen: list[str] = []
+
+    async def handle(job: AsyncJob) -> None:
+        seen.append(job.id)
+
+    worker = AsyncWorker(counting, handle, lease_ms=5_000, poll_timeout_ms=100)
+    counting.after_next = lambda: worker.stop() if counting.next_calls == 2 else None
+    async with running(worker):
+        await wait_until(lambda: worker.stats.completed == 2)
+    assert seen == ["a", "b"]  # "c", leased with b's completion as the worker stopped, never ran
+    assert counting.next_calls == 2
+    assert worker.stats == WorkerStats(completed=2, released=1)
+    assert await aqueue.counts() == Counts(1, 0)
 
 
 async def test_handler_error_releases_the_item_and_a_later_attempt_completes_it(

@@ -312,6 +312,21 @@ async def test_complete_requeued_item_removes_queued_copy(
     assert processing_list(fr, afq) == []
 
 
+async def test_complete_and_lease(frozen_server: RedisServer, fr: redis.Redis, afq: AsyncWorkQueue) -> None:
+    await afq.add_many([("a", b"A"), ("b", b"B"), ("c", b"C")])
+    held = await afq.lease(1000)
+    assert held is not None
+    outcome, following = await afq.complete_and_lease(held, 5000, require_lease=True)
+    assert outcome is Outcome.DONE
+    assert following is not None
+    assert following.id == "b"
+    frozen_server.advance(6000)
+    outcomes, leases = await afq.complete_and_lease_many([following], 5, 5000, require_lease=True)
+    assert outcomes == [Outcome.LEASE_LOST]
+    assert [lease.id for lease in leases] == ["c"]
+    assert fr.get(afq.keys.item("b")) == b"B"
+
+
 async def test_complete_many(r: redis.Redis, aqueue: AsyncWorkQueue) -> None:
     await aqueue.add_many([(f"i{n}", b"") for n in range(1100)])
     assert await aqueue.complete_many([f"i{n}" for n in range(1100)] + ["i0"]) == [Outcome.DONE] * 1100 + [

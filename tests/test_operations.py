@@ -28,6 +28,7 @@ from rwq import (
     WorkQueue,
 )
 from rwq.conformance.redis_server import RedisServer
+from rwq.protocol.scripts import registry
 
 # --------------------------------------------------------------------------- helpers
 
@@ -701,6 +702,106 @@ def test_complete_many_ids_over_1000(r: redis.Redis, queue: WorkQueue) -> None:
     outcomes = queue.complete_many([f"i{n}" for n in range(1500)])
     assert outcomes == [Outcome.DONE] * 1500
     assert r.dbsize() == 0
+
+
+# --------------------------------------------------------------------------- complete_and_lease
+
+
+def test_complete_and_lease_completes_then_leases_the_next_in_one_call(
+    r: redis.Redis, queue: WorkQueue
+) -> None:
+    queue.add_many([("a", b"A"), ("b", b"B"), ("c", b"C")])
+    held = queue.lease(5000)
+    assert held is not None
+    r.script_load(registry()["complete_and_lease"].source)  # no NOSCRIPT retry in the count
+    before = script_calls(r)
+    outcome, following = queue.complete_and_lease(held, 7000, require_lease=True)
+    assert script_calls(r) - before == 1
+    assert outcome is Outcome.DONE
+    assert following is not None
+    assert (following.id, following.data, following.attempt) == ("b", b"B", 0)
+    assert following.token != held.token
+    assert r.get(queue.keys.lease("b")) == following.token.encode()
+    assert 6000 < r.pttl(queue.keys.lease("b")) <= 7000
+    assert r.exists(queue.keys.item("a"), queue.keys.lease("a")) == 0
+    assert (queue_list(r, queue), processing_list(r, queue)) == (["c"], ["b"])
+
+
+def test_complete_and_lease_of_the_last_item_leaves_nothing(r: redis.Redis, queue: WorkQueue) -> None:
+    queue.add("a", b"A")
+    held = queue.lease(5000)
+    assert held is not None
+    assert queue.complete_and_lease(held, 5000) == (Outcome.DONE, None)
+    assert queue.complete_and_lease("a", 5000) == (Outcome.GONE, None)
+    assert r.dbsize() == 0
+
+
+def test_complete_and_lease_reports_a_lost_lease_and_still_leases(
+    fr: redis.Redis, fq: WorkQueue, frozen_server: RedisServer
+) -> None:
+    fq.add_many([("a", b"A"), ("b", b"B")])
+    held = fq.lease(1000)
+    assert held is not None
+    frozen_server.advance(1500)
+    outcome, following = fq.complete_and_lease(held, 5000, require_lease=True)
+    assert outcome is Outcome.LEASE_LOST
+    assert following is not None
+    assert following.id == "b"
+    assert fr.get(fq.keys.item("a")) == b"A"
+    assert processing_list(fr, fq) == ["b", "a"]
+
+
+def test_complete_and_lease_many_outcomes_in_order_and_one_token(r: redis.Redis, queue: WorkQueue) -> None:
+    queue.add_many([(n, n.encode()) for n in "abcdef"])
+    first = queue.lease_many(2, 5000)
+    outcomes, leases = queue.complete_and_lease_many([*first, "zz"], 3, 5000)
+    assert outcomes == [Outcome.DONE, Outcome.DONE, Outcome.GONE]
+    assert [held.id for held in leases] == ["c", "d", "e"]
+    assert len({held.token for held in leases}) == 1
+    assert (queue_list(r, queue), processing_list(r, queue)) == (["f"], ["e", "d", "c"])
+
+
+def test_complete_and_lease_goes_on_past_1000_skipped_entries(r: redis.Redis, queue: WorkQueue) -> None:
+    queue.add("a", b"A")
+    held = queue.lease(5000)
+    assert held is not None
+    r.rpush(queue.keys.queue, *(f"ghost{n}" for n in range(1001)))
+    queue.add("b", b"B")
+    r.script_load(registry()["complete_and_lease"].source)
+    before = script_calls(r)
+    outcome, following = queue.complete_and_lease(held, 5000)
+    assert script_calls(r) - before == 2  # the lease part stopped after 1000 skips; then lease
+    assert outcome is Outcome.DONE
+    assert following is not None
+    assert following.id == "b"
+    assert queue_list(r, queue) == []
+
+
+@pytest.mark.parametrize(
+    "call",
+    [
+        (["a"], 1, 0, False),
+        (["a"], 1, 31_536_000_001, False),
+        (["a"], 0, 5000, False),
+        (["a"], 1001, 5000, False),
+        ([], 1, 5000, False),
+        ([f"i{n}" for n in range(1001)], 1, 5000, False),
+        (["a", ""], 1, 5000, False),
+        ("ab", 1, 5000, False),
+        (["a"], 1, 5000, True),  # require_lease needs leases, not ids
+    ],
+)
+def test_complete_and_lease_invalid_arguments_send_nothing(
+    r: redis.Redis, queue: WorkQueue, call: tuple[list[str], int, int, bool]
+) -> None:
+    queue.add_many([("a", b"A"), ("b", b"B")])
+    assert queue.lease(5000) is not None
+    before, calls = keyspace(r), script_calls(r)
+    items, count, lease_ms, require_lease = call
+    with pytest.raises(InvalidArgument):
+        queue.complete_and_lease_many(items, count, lease_ms, require_lease=require_lease)
+    assert script_calls(r) == calls
+    assert keyspace(r) == before
 
 
 # --------------------------------------------------------------------------- release

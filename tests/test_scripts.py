@@ -301,6 +301,12 @@ BAD_ARGV: dict[str, list[tuple[str, list[bytes | int | str]]]] = {
         ("trim-with-args", ["trim", "all"]),
     ],
 }
+# complete_and_lease: each bad lease argument with a valid completion after it (the script must
+# not complete "a" before rejecting the lease part), and each bad completion after valid lease ones.
+BAD_ARGV["complete_and_lease"] = [
+    *((f"lease-{label}", [*argv, "any", "a"]) for label, argv in BAD_ARGV["lease"] if len(argv) == 4),
+    *((f"complete-{label}", ["1000", TOKEN, "1", "0", *argv]) for label, argv in BAD_ARGV["complete"]),
+]
 
 
 def script_keys(name: str, q: WorkQueue) -> list[bytes]:
@@ -362,6 +368,7 @@ VALID_ARGV: dict[str, list[bytes | int | str]] = {
     "claim": ["b", "1000", TOKEN, "0"],
     "renew": ["90000", "0", "a", HELD],
     "complete": ["any", "a"],
+    "complete_and_lease": ["1000", TOKEN, "1", "0", "any", "a"],
     "release": ["0", "a", HELD],
     "counts": [],
     "light_clean": ["0", "10"],

@@ -10,14 +10,16 @@ import subprocess
 import sys
 import threading
 import time
+from collections import Counter
 from collections.abc import Callable, Iterator
+from typing import Any
 
 import pytest
 import redis
 from redis.backoff import NoBackoff
 from redis.retry import Retry
 
-from rwq import Counts, InvalidArgument, RetryPolicy, WorkQueue
+from rwq import Counts, InvalidArgument, Lease, Outcome, RetryPolicy, WorkQueue
 from rwq.conformance.redis_server import RedisServer
 from rwq.worker import Job, Worker, WorkerStats
 
@@ -271,6 +273,57 @@ def test_an_item_leased_as_the_worker_stops_is_given_back_unrun(
     assert calls == []
     assert worker.stats == WorkerStats(released=1)
     assert queue.counts() == Counts(1, 0)
+
+
+class CountingQueue(WorkQueue):
+    """Counts the worker's leasing calls; ``after_next`` runs after each complete_and_lease."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.calls: Counter[str] = Counter()
+        self.after_next: Callable[[], object] = lambda: None
+
+    def lease(self, lease_ms: int, *, block: bool = False, timeout_ms: int = 0) -> Lease | None:
+        self.calls["lease"] += 1
+        return super().lease(lease_ms, block=block, timeout_ms=timeout_ms)
+
+    def complete_and_lease(
+        self, item: Lease | str, lease_ms: int, *, require_lease: bool = False
+    ) -> tuple[Outcome, Lease | None]:
+        self.calls["complete_and_lease"] += 1
+        result = super().complete_and_lease(item, lease_ms, require_lease=require_lease)
+        self.after_next()
+        return result
+
+
+def test_each_success_completes_and_leases_the_next_in_one_call(r: redis.Redis, queue: WorkQueue) -> None:
+    counting = CountingQueue(r, queue.prefix)
+    counting.add_many((f"i{n}", b"") for n in range(20))
+    seen: list[str] = []
+    worker = Worker(counting, lambda job: seen.append(job.id), lease_ms=5_000, poll_timeout_ms=100)
+    with running(worker):
+        wait_until(lambda: worker.stats.completed == 20)
+    assert seen == [f"i{n}" for n in range(20)]
+    assert counting.calls["complete_and_lease"] == 20
+    assert counting.calls["lease"] >= 1
+    assert worker.stats == WorkerStats(completed=20)
+    assert r.keys(f"{queue.prefix}:*") == []
+
+
+def test_an_item_taken_with_the_last_completion_is_given_back_at_stop(
+    r: redis.Redis, queue: WorkQueue
+) -> None:
+    counting = CountingQueue(r, queue.prefix)
+    counting.add_many([("a", b""), ("b", b"")])
+    seen: list[str] = []
+    worker = Worker(counting, lambda job: seen.append(job.id), lease_ms=5_000, poll_timeout_ms=100)
+    counting.after_next = worker.stop  # stopped just after "b" was leased with a's completion
+    with running(worker):
+        wait_until(lambda: worker.stats.completed == 1)
+    assert seen == ["a"]
+    assert worker.stats == WorkerStats(completed=1, released=1)
+    assert queue.counts() == Counts(1, 0)
+    assert lease_keys(r, queue.prefix) == []
 
 
 class Fatal(BaseException):

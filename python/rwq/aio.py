@@ -83,6 +83,36 @@ class AsyncWorkQueue:
         """Complete many items in one round trip per 1000."""
         return await self._run(ops.complete(self.keys, items, require_lease=require_lease))
 
+    async def complete_and_lease(
+        self, item: Lease | str, lease_ms: int, *, require_lease: bool = False
+    ) -> tuple[Outcome, Lease | None]:
+        """Complete an item and lease the next ready one in one round trip (no waiting).
+
+        A consumer's fast path: the outcome is ``complete``'s (``LEASE_LOST`` is reported, not
+        raised, so that the next lease is never dropped); the lease is None when nothing is ready.
+        """
+        outcomes, leases = await self._run(
+            ops.complete_and_lease(
+                self.keys, [item], lease_ms, require_lease=require_lease, legacy=self.legacy_lease_key
+            )
+        )
+        return outcomes[0], leases[0] if leases else None
+
+    async def complete_and_lease_many(
+        self, items: Sequence[Lease | str], count: int, lease_ms: int, *, require_lease: bool = False
+    ) -> tuple[list[Outcome], list[Lease]]:
+        """Complete 1..1000 items and lease up to ``count`` ready ones, in one round trip."""
+        return await self._run(
+            ops.complete_and_lease(
+                self.keys,
+                items,
+                lease_ms,
+                count=count,
+                require_lease=require_lease,
+                legacy=self.legacy_lease_key,
+            )
+        )
+
     async def release(self, lease: Lease, *, delay_ms: int = 0) -> bool:
         """Give a held item back, now or after ``delay_ms``; False if it had been completed meanwhile."""
         return await self._run(ops.owned(ops.release(self.keys, [lease], delay_ms=delay_ms), lease.id))

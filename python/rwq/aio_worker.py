@@ -15,7 +15,7 @@ from typing import Any, Literal
 
 from .aio import AsyncWorkQueue
 from .errors import LeaseLost, RedisFailure
-from .protocol.operations import FailOutcome, Lease
+from .protocol.operations import FailOutcome, Lease, Outcome
 from .worker import _Backoff, _JobBase, _State, _WorkerBase, failure_reason
 
 __all__ = ["AsyncJob", "AsyncWorker"]
@@ -155,22 +155,27 @@ class AsyncWorker(_WorkerBase):
 
     async def _slot(self) -> None:
         backoff = _Backoff()
-        while not self._stopping.is_set():
-            try:
-                lease = await self.queue.lease(self.lease_ms, block=True, timeout_ms=self.poll_timeout_ms)
-            except RedisFailure as exc:
-                delay = backoff.next_s()
-                self.logger.warning("lease failed (%s); retrying in %.2f s", exc, delay)
-                await _sleep(delay, self._stopping)
-                continue
-            backoff.reset()
+        lease: Lease | None = None  # the next item, when the last settle leased it
+        while True:
             if lease is None:
-                continue
+                if self._stopping.is_set():
+                    return
+                try:
+                    lease = await self.queue.lease(self.lease_ms, block=True, timeout_ms=self.poll_timeout_ms)
+                except RedisFailure as exc:
+                    delay = backoff.next_s()
+                    self.logger.warning("lease failed (%s); retrying in %.2f s", exc, delay)
+                    await _sleep(delay, self._stopping)
+                    continue
+                backoff.reset()
+                if lease is None:
+                    continue
             job = AsyncJob(lease)
+            lease = None
             if self._stopping.is_set():  # stopped while this lease was on its way: give it back
                 job._state = _State.SETTLING
                 await self._settle(job, "released")
-                continue
+                return
             task = asyncio.create_task(self._handle(job))
             self._held[job] = task
             await asyncio.wait([task])
@@ -178,7 +183,7 @@ class AsyncWorker(_WorkerBase):
                 continue
             job._state = _State.SETTLING
             try:
-                await self._settle(job, "completed" if task.result() else "failed")
+                lease = await self._settle(job, "completed" if task.result() else "failed")
             finally:
                 del self._held[job]
 
@@ -199,12 +204,24 @@ class AsyncWorker(_WorkerBase):
             return False
         return True
 
-    async def _settle(self, job: AsyncJob, outcome: Literal["completed", "failed", "released"]) -> None:
-        """Complete or release the item as its lease holder, retrying Redis failures until halted."""
+    async def _settle(
+        self, job: AsyncJob, outcome: Literal["completed", "failed", "released"]
+    ) -> Lease | None:
+        """Complete, fail or release the item as its lease holder, retrying Redis failures until
+        halted. A completion also leases the next item in the same round trip while the worker
+        runs (RWQ-NEXT-005); that item is returned."""
         backoff = _Backoff()
+        take_next = outcome == "completed"
+        following: Lease | None = None
         while True:
             try:
-                if outcome == "completed":
+                if outcome == "completed" and take_next and not self._stopping.is_set():
+                    take_next = False  # a retry after a failure only completes
+                    result, following = await self.queue.complete_and_lease(
+                        job.lease, self.lease_ms, require_lease=True
+                    )
+                    done = result is Outcome.DONE
+                elif outcome == "completed":
                     done = await self.queue.complete(job.lease, require_lease=True)
                 elif outcome == "failed":
                     done = (await self.queue.fail(job.lease, job._failure)).outcome is not FailOutcome.GONE
@@ -224,7 +241,7 @@ class AsyncWorker(_WorkerBase):
                     await _sleep(delay, self._halt)
                     continue
             self._settled(job, outcome, done)
-            return
+            return following
 
     async def _renewer(self) -> None:
         while True:

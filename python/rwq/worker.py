@@ -2,7 +2,8 @@
 
 A worker runs ``concurrency`` slots. Each slot leases one item at a time with a blocking lease
 that waits at most ``poll_timeout_ms``, runs the handler on it, then completes it as its lease
-holder (the handler returned) or records a failed attempt (the handler raised): under the
+holder and leases the next ready item in the same round trip (``complete_and_lease``; the
+handler returned) or records a failed attempt (the handler raised): under the
 queue's retry policy the item is retried after its backoff or dead-lettered, and without one it
 is given back at once. One renewer extends
 every held lease every ``renew_interval_ms`` in a single round trip; a lease it finds lost is
@@ -345,27 +346,32 @@ class Worker(_WorkerBase):
 
     def _slot(self) -> None:
         backoff = _Backoff()
-        while not self._stopping.is_set():
-            try:
-                lease = self.queue.lease(self.lease_ms, block=True, timeout_ms=self.poll_timeout_ms)
-            except RedisFailure as exc:
-                delay = backoff.next_s()
-                self.logger.warning("lease failed (%s); retrying in %.2f s", exc, delay)
-                self._stopping.wait(delay)
-                continue
-            backoff.reset()
+        lease: Lease | None = None  # the next item, when the last settle leased it
+        while True:
             if lease is None:
-                continue
+                if self._stopping.is_set():
+                    return
+                try:
+                    lease = self.queue.lease(self.lease_ms, block=True, timeout_ms=self.poll_timeout_ms)
+                except RedisFailure as exc:
+                    delay = backoff.next_s()
+                    self.logger.warning("lease failed (%s); retrying in %.2f s", exc, delay)
+                    self._stopping.wait(delay)
+                    continue
+                backoff.reset()
+                if lease is None:
+                    continue
             job = Job(lease)
             if self._stopping.is_set():  # stopped while this lease was on its way: give it back
                 job._state = _State.SETTLING
                 self._settle(job, "released")
-                continue
+                return
             with self._lock:
                 self._held[job] = threading.current_thread()
-            self._work(job)
+            lease = self._work(job)
 
-    def _work(self, job: Job) -> None:
+    def _work(self, job: Job) -> Lease | None:
+        """Run the handler and settle the item; the next item when the settle leased one."""
         error: Exception | None = None
         try:
             self.handler(job)
@@ -380,20 +386,30 @@ class Worker(_WorkerBase):
                     self.logger.exception("on_error failed for item %r", job.id)
         with self._lock:
             if job._state is _State.ABANDONED:
-                return
+                return None
             job._state = _State.SETTLING
         try:
-            self._settle(job, "completed" if error is None else "failed")
+            return self._settle(job, "completed" if error is None else "failed")
         finally:
             with self._lock:
                 del self._held[job]
 
-    def _settle(self, job: Job, outcome: Literal["completed", "failed", "released"]) -> None:
-        """Complete or release the item as its lease holder, retrying Redis failures until halted."""
+    def _settle(self, job: Job, outcome: Literal["completed", "failed", "released"]) -> Lease | None:
+        """Complete, fail or release the item as its lease holder, retrying Redis failures until
+        halted. A completion also leases the next item in the same round trip while the worker
+        runs (RWQ-NEXT-005); that item is returned."""
         backoff = _Backoff()
+        take_next = outcome == "completed"
+        following: Lease | None = None
         while True:
             try:
-                if outcome == "completed":
+                if outcome == "completed" and take_next and not self._stopping.is_set():
+                    take_next = False  # a retry after a failure only completes
+                    result, following = self.queue.complete_and_lease(
+                        job.lease, self.lease_ms, require_lease=True
+                    )
+                    done = result is Outcome.DONE
+                elif outcome == "completed":
                     done = self.queue.complete(job.lease, require_lease=True)
                 elif outcome == "failed":
                     done = self.queue.fail(job.lease, job._failure).outcome is not FailOutcome.GONE
@@ -413,7 +429,7 @@ class Worker(_WorkerBase):
                     self._halt.wait(delay)
                     continue
             self._settled(job, outcome, done)
-            return
+            return following
 
     def _renewer(self) -> None:
         while not self._done.wait(self.renew_interval_ms / 1000):

@@ -219,7 +219,7 @@ def lease(
         if deadline is None and block and timeout_ms:
             deadline = now + timeout_ms  # from the first call's server time (RWQ-LEASE-010)
         if entries:
-            return [Lease(v.decode_id(raw_id), data, token, attempt) for raw_id, data, attempt in entries]
+            return _leases(entries, token)
         if again:
             continue
         if not block:
@@ -256,28 +256,65 @@ def renew(
     return renewed
 
 
+def _leases(entries: Sequence[Sequence[Any]], token: str) -> list[Lease]:
+    """The ``[id, payload, attempt]`` entries of a lease reply, as leases under ``token``."""
+    return [Lease(v.decode_id(raw_id), data, token, attempt) for raw_id, data, attempt in entries]
+
+
+def _completion(items: Sequence[Lease | str], require_lease: bool) -> tuple[bytes, int, list[bytes]]:
+    """The complete script's mode, ARGV entries per item, and the encoded ids (or id, token pairs)."""
+    _not_a_string(items)
+    if not require_lease:
+        return b"any", 1, [v.encode_id(item.id if isinstance(item, Lease) else item) for item in items]
+    args: list[bytes] = []
+    for item in items:
+        if not isinstance(item, Lease):
+            raise InvalidArgument("require_lease needs Lease objects (their tokens prove ownership)")
+        args += (v.encode_id(item.id), v.token(item.token))
+    return b"owner", 2, args
+
+
 def complete(
     keys: QueueKeys, items: Sequence[Lease | str], *, require_lease: bool = False
 ) -> Plan[list[Outcome]]:
     """complete / complete_many. With ``require_lease`` only a current lease holder completes."""
-    _not_a_string(items)
-    if require_lease:
-        if not all(isinstance(item, Lease) for item in items):
-            raise InvalidArgument("require_lease needs Lease objects (their tokens prove ownership)")
-        args: list[bytes] = []
-        for item in items:
-            assert isinstance(item, Lease)
-            args += (v.encode_id(item.id), v.token(item.token))
-        mode, step = b"owner", 2
-    else:
-        args = [v.encode_id(item.id if isinstance(item, Lease) else item) for item in items]
-        mode, step = b"any", 1
+    mode, step, args = _completion(items, require_lease)
     script = registry()["complete"]
     outcomes: list[Outcome] = []
     for chunk in _chunks(args, v.MAX_BATCH * step):
         reply = yield RunScript(script, (keys.queue, keys.processing), (mode, *chunk))
         outcomes.extend(Outcome(code) for code in reply)
     return outcomes
+
+
+def complete_and_lease(
+    keys: QueueKeys,
+    items: Sequence[Lease | str],
+    lease_ms: int,
+    *,
+    count: int = 1,
+    require_lease: bool = False,
+    legacy: bool = False,
+) -> Plan[tuple[list[Outcome], list[Lease]]]:
+    """Complete 1..1000 items, then lease up to ``count`` without waiting, in one script call.
+
+    A lease not held (``require_lease``) is an outcome, not an error: the items this call leased
+    are returned either way (RWQ-NEXT-003).
+    """
+    v.duration_ms(lease_ms, "lease_ms")
+    v.batch_size(count, "count")
+    mode, step, args = _completion(items, require_lease)
+    v.batch_size(len(args) // step, "items to complete")
+    token = new_token()
+    completed, (again, _now, _due_in, *entries) = yield RunScript(
+        registry()["complete_and_lease"],
+        (keys.queue, keys.processing),
+        (lease_ms, token.encode(), count, _legacy(legacy), mode, *args),
+    )
+    outcomes = [Outcome(code) for code in completed]
+    if entries or not again:
+        return outcomes, _leases(entries, token)
+    return outcomes, (yield from lease(keys, lease_ms, count=count, legacy=legacy))  # RWQ-NEXT-004
 
 
 def release(keys: QueueKeys, leases: Sequence[Lease], *, delay_ms: int = 0) -> Plan[list[Outcome]]:
