@@ -66,6 +66,7 @@ MUTANTS = (
     Mutant("require_lease_ignored", "complete/require-lease/expired-lease-lost", "mismatch"),
     Mutant("outside_namespace", "add/single/creates-item", "wire"),
     Mutant("keys_scan", "clean/deep/requeues-orphan", "wire"),
+    Mutant("split_complete_and_lease", "complete-and-lease/many/fewer-ready-than-count", "wire"),
 )
 REFERENCE = "reference"
 

@@ -34,7 +34,7 @@ from .matching import (
 )
 from .pool import SUBJECT, AdapterPool, hosting_impl
 from .state import logical_state, raw_keys
-from .wire import Party, Trace, WireError
+from .wire import ONE_SCRIPT, Party, Trace, WireError
 
 TRANSCRIPT_LIMIT = 200
 STDERR_LIMIT = 60
@@ -380,7 +380,14 @@ def _check_wire(ctx: CaseContext, trace: Trace) -> None:
         parties[session.client_name] = Party(
             f"session {name!r} ({impl})", (session.prefix + ":").encode(), checked=impl == SUBJECT
         )
-    violations = trace.check(parties)
+    one_script = {}
+    for position, step in enumerate(ctx.case.steps, 1):
+        script = ONE_SCRIPT.get(step.get("call", ""))
+        if script and "async" not in step and "error" not in step.get("expect", {}):
+            session = ctx.sessions[step["session"]]
+            if hosting_impl(session.spec.impl) == SUBJECT:
+                one_script[position] = (session.client_name, script)
+    violations = trace.check(parties, one_script)
     if violations:
         more = f" (and {len(violations) - 1} more wire violations)" if len(violations) > 1 else ""
         raise WireFailure(violations[0].step, violations[0].message + more)

@@ -115,6 +115,16 @@ def _fail(result: FailResult) -> Json:
     return {"outcome": FAIL_OUTCOMES[result.outcome], "delay_ms": result.delay_ms}
 
 
+def _complete_and_lease(queue: WorkQueue, p: dict[str, Any]) -> Json:
+    outcomes, leases = queue.complete_and_lease_many(
+        [_target(t) for t in p["items"]],
+        p.get("count", 1),
+        p["lease_ms"],
+        require_lease=p.get("require_lease", False),
+    )
+    return {"outcomes": [OUTCOMES[o] for o in outcomes], "leases": [_lease_json(lease) for lease in leases]}
+
+
 def _set_policy(queue: WorkQueue, p: dict[str, Any]) -> Json:
     queue.set_retry_policy(_policy(p["policy"]))
     return {}
@@ -138,6 +148,7 @@ METHODS: dict[str, Callable[[WorkQueue, dict[str, Any]], Json]] = {
             [_target(t) for t in p["items"]], require_lease=p.get("require_lease", False)
         )
     ],
+    "complete_and_lease": _complete_and_lease,
     "release": lambda q, p: q.release(_lease(p["lease"]), **_given(p, "delay_ms")),
     "release_many": lambda q, p: [
         OUTCOMES[o] for o in q.release_many([_lease(lease) for lease in p["leases"]], **_given(p, "delay_ms"))

@@ -15,7 +15,10 @@ named themselves, must:
 * call scripts with ``EVALSHA``, and use ``EVAL`` (or ``SCRIPT LOAD``) only to retry an
   ``EVALSHA`` that hit ``NOSCRIPT``, which they must always retry (RWQ-SCRIPT-002). The runner
   knows which scripts the server holds: it asks ``SCRIPT EXISTS`` when the trace starts and
-  follows ``SCRIPT FLUSH``, ``SCRIPT LOAD`` and ``EVAL`` through the trace.
+  follows ``SCRIPT FLUSH``, ``SCRIPT LOAD`` and ``EVAL`` through the trace;
+* run the operations of :data:`ONE_SCRIPT` as one call of their own script: the first script a
+  session runs in such a step must be that one (``complete_and_lease`` made of a ``complete`` and
+  a ``lease`` call would let another client in between, RWQ-NEXT-001).
 """
 
 from __future__ import annotations
@@ -54,6 +57,8 @@ ALLOWED = frozenset(
     }
 )
 """Non-script commands a session may send besides read-only ones (name, or name and subcommand)."""
+ONE_SCRIPT = {"complete_and_lease": "complete_and_lease"}
+"""Adapter methods that must be a single call of the named canonical script."""
 RUNNER_NAMES = frozenset({"rwqc-runner", "rwqc-wire"})
 MAX_BLMOVE_S = 1.0
 
@@ -206,8 +211,11 @@ class Checker:
         names: dict[str, str],
         table: CommandTable,
         marker: bytes,
+        one_script: dict[int, tuple[str, str]] | None = None,
     ) -> None:
         self.parties = parties
+        self.one_script = one_script or {}
+        self._first_script: dict[int, str] = {}
         self.namespace = namespace.encode() + b":"
         self.cached = set(cached)
         self.names = dict(names)
@@ -291,6 +299,9 @@ class Checker:
         if script is None:
             self._flag(party, f"ran a script that is not canonical (SHA1 {sha}) (RWQ-SCRIPT-001)")
             return
+        expected = self.one_script.get(self.step)
+        if expected and self.names.get(seen.client) == expected[0]:
+            self._first_script.setdefault(self.step, script)
         self._outside(party, list(args[3 : 3 + numkeys]), seen)
         pending = self._pending.setdefault(party.label, _Pending())
         if name == b"EVALSHA":
@@ -363,6 +374,17 @@ class Checker:
 
     def finish(self) -> list[Violation]:
         """Every violation by step, including NOSCRIPT errors that were never retried."""
+        for step, (client_name, script) in self.one_script.items():
+            first = self._first_script.get(step)
+            if first != script:
+                ran = f"its first script call was {first!r}" if first else "it ran no script"
+                self.violations.append(
+                    Violation(
+                        step,
+                        f"{self.parties[client_name].label} must perform this operation as one call "
+                        f"of the {script!r} script, but {ran} (RWQ-NEXT-001, RWQ-SCRIPT-001)",
+                    )
+                )
         for label, pending in self._pending.items():
             for sha, count in pending.counts.items():
                 if count:
@@ -439,8 +461,11 @@ class Trace:
         finally:
             self.close()
 
-    def check(self, parties: dict[str, Party]) -> list[Violation]:
-        """Finish the trace and check it; ``parties`` maps client names to sessions."""
+    def check(
+        self, parties: dict[str, Party], one_script: dict[int, tuple[str, str]] | None = None
+    ) -> list[Violation]:
+        """Finish the trace and check it; ``parties`` maps client names to sessions, ``one_script``
+        steps to the client name and the script of a one-script operation made in them."""
         checker = Checker(
             parties,
             namespace=self.namespace,
@@ -448,6 +473,7 @@ class Trace:
             names=self.names,
             table=CommandTable(self.client, self.version),
             marker=self.marker,
+            one_script=one_script,
         )
         for command in self.finish():
             checker.feed(command)
