@@ -315,30 +315,54 @@ func (q *Queue) LeaseMany(ctx context.Context, count int, leaseMs int64) ([]Leas
 }
 
 func (q *Queue) lease(ctx context.Context, leaseMs int64, count int, block bool, timeoutMs int64) ([]Lease, error) {
-	token := newToken()
+	return q.leaseLoop(ctx, newToken(), leaseMs, count, block, timeoutMs)
+}
+
+// leaseReply is a lease script's reply: [again, now_ms, due_in_ms, [id, payload, attempt], ...].
+type leaseReply struct {
+	again, now, dueIn int64
+	leases            []Lease
+}
+
+// parseLease reads a lease reply (of the lease script, or the lease part of complete_and_lease)
+// whose items were leased under token.
+func parseLease(script string, reply any, token string) (leaseReply, error) {
+	arr, ok := reply.([]any)
+	if !ok || len(arr) < 3 {
+		return leaseReply{}, unexpected(script, reply)
+	}
+	r := leaseReply{again: toInt(arr[0]), now: toInt(arr[1]), dueIn: toInt(arr[2])}
+	if len(arr) > 3 {
+		r.leases = make([]Lease, 0, len(arr)-3)
+		for _, raw := range arr[3:] {
+			e, ok := raw.([]any)
+			if !ok || len(e) != 3 {
+				return leaseReply{}, unexpected(script, reply)
+			}
+			r.leases = append(r.leases, Lease{ID: toStr(e[0]), Data: []byte(toStr(e[1])), Token: token, Attempt: toInt(e[2])})
+		}
+	}
+	return r, nil
+}
+
+// leaseLoop leases under token until it has items, the queue is found empty (non-blocking) or
+// the wait ends (blocking), calling again after a reply of again = 1 (SPEC RWQ-LEASE-007).
+func (q *Queue) leaseLoop(ctx context.Context, token string, leaseMs int64, count int, block bool, timeoutMs int64) ([]Lease, error) {
 	deadline := int64(-1)
 	for {
 		reply, err := q.eval(ctx, "lease", q.both(), leaseMs, token, count, q.legacy)
 		if err != nil {
 			return nil, err
 		}
-		arr, ok := reply.([]any)
-		if !ok || len(arr) < 3 {
-			return nil, unexpected("lease", reply)
+		r, err := parseLease("lease", reply, token)
+		if err != nil {
+			return nil, err
 		}
-		again, now, dueIn := toInt(arr[0]), toInt(arr[1]), toInt(arr[2])
-		if len(arr) > 3 {
-			leases := make([]Lease, 0, len(arr)-3)
-			for _, raw := range arr[3:] {
-				e, ok := raw.([]any)
-				if !ok || len(e) != 3 {
-					return nil, unexpected("lease", reply)
-				}
-				leases = append(leases, Lease{ID: toStr(e[0]), Data: []byte(toStr(e[1])), Token: token, Attempt: toInt(e[2])})
-			}
-			return leases, nil
+		now, dueIn := r.now, r.dueIn
+		if len(r.leases) > 0 {
+			return r.leases, nil
 		}
-		if again == 1 {
+		if r.again == 1 {
 			continue
 		}
 		if !block {

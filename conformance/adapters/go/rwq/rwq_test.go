@@ -83,6 +83,32 @@ func TestValidationBeforeIO(t *testing.T) {
 		"policy jitter": func() error {
 			return q.SetRetryPolicy(ctx, &RetryPolicy{Backoff: BackoffFixed, JitterPct: 101})
 		},
+		"next lease_ms 0": func() error { _, _, err := q.CompleteAndLease(ctx, "a", 0); return err },
+		"next lease_ms long": func() error {
+			_, _, err := q.CompleteOwnedAndLease(ctx, good, MaxDurationMs+1)
+			return err
+		},
+		"next count 0":    func() error { _, _, err := q.CompleteAndLeaseMany(ctx, []string{"a"}, 0, 1000); return err },
+		"next count 1001": func() error { _, _, err := q.CompleteAndLeaseMany(ctx, []string{"a"}, 1001, 1000); return err },
+		"next no items":   func() error { _, _, err := q.CompleteAndLeaseMany(ctx, nil, 1, 1000); return err },
+		"next no leases":  func() error { _, _, err := q.CompleteOwnedAndLeaseMany(ctx, nil, 1, 1000); return err },
+		"next empty id":   func() error { _, _, err := q.CompleteAndLease(ctx, "", 1000); return err },
+		"next long id":    func() error { _, _, err := q.CompleteAndLease(ctx, long, 1000); return err },
+		"next no token":   func() error { _, _, err := q.CompleteOwnedAndLease(ctx, Lease{ID: "a"}, 1000); return err },
+		"next long token": func() error { _, _, err := q.CompleteOwnedAndLease(ctx, Lease{ID: "a", Token: long}, 1000); return err },
+		"next 1001 items": func() error {
+			ids := strings.Split(strings.Repeat("a,", 1000)+"a", ",")
+			_, _, err := q.CompleteAndLeaseMany(ctx, ids, 1, 1000)
+			return err
+		},
+		"next 1001 leases": func() error {
+			many := make([]Lease, 1001)
+			for i := range many {
+				many[i] = good
+			}
+			_, _, err := q.CompleteOwnedAndLeaseMany(ctx, many, 1, 1000)
+			return err
+		},
 		"dead offset":  func() error { _, err := q.DeadItems(ctx, -1, 10); return err },
 		"dead count":   func() error { _, err := q.DeadItems(ctx, 0, 0); return err },
 		"dead get id":  func() error { _, err := q.DeadItem(ctx, long); return err },

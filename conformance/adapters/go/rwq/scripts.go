@@ -57,8 +57,8 @@ func loadScripts() map[string]*redis.Script {
 		}
 		out[name] = redis.NewScript(string(src))
 	}
-	for _, name := range []string{"add", "lease", "claim", "renew", "complete", "release", "counts",
-		"light_clean", "deep_clean", "set_policy", "fail", "dead"} {
+	for _, name := range []string{"add", "lease", "claim", "renew", "complete", "complete_and_lease",
+		"release", "counts", "light_clean", "deep_clean", "set_policy", "fail", "dead"} {
 		if out[name] == nil {
 			panic("rwq: embedded manifest lacks script " + name)
 		}

@@ -65,7 +65,7 @@ type params struct {
 	ID           *jbytes  `json:"id"`
 	Data         jbytes   `json:"data"`
 	Lease        *jlease  `json:"lease"`
-	Items        []params `json:"items"` // add_many: {id, data}; complete_many: {id} or {lease}
+	Items        []params `json:"items"` // add_many: {id, data}; complete_many, complete_and_lease: {id} or {lease}
 	Leases       []jlease `json:"leases"`
 	LeaseMs      int64    `json:"lease_ms"`
 	Block        bool     `json:"block"`
@@ -246,6 +246,33 @@ var methods = map[string]func(q *rwq.Queue, p params) (any, error){
 			return outcomes(q.CompleteManyOwned(ctx, leases))
 		}
 		return outcomes(q.CompleteMany(ctx, ids))
+	},
+	"complete_and_lease": func(q *rwq.Queue, p params) (any, error) {
+		leases, ids := make([]rwq.Lease, len(p.Items)), make([]string, len(p.Items))
+		for i, it := range p.Items {
+			t, err := it.target()
+			if err != nil {
+				return nil, err
+			}
+			leases[i], ids[i] = t, t.ID
+		}
+		var out []rwq.Outcome
+		var next []rwq.Lease
+		var err error
+		if p.RequireLease {
+			out, next, err = q.CompleteOwnedAndLeaseMany(ctx, leases, or(p.Count, 1), p.LeaseMs)
+		} else {
+			out, next, err = q.CompleteAndLeaseMany(ctx, ids, or(p.Count, 1), p.LeaseMs)
+		}
+		if err != nil {
+			return nil, err
+		}
+		names, _ := outcomes(out, nil)
+		leased := make([]any, len(next))
+		for i := range next {
+			leased[i] = leaseJSON(&next[i])
+		}
+		return map[string]any{"outcomes": names, "leases": leased}, nil
 	},
 	"release": func(q *rwq.Queue, p params) (any, error) {
 		if p.Lease == nil {
