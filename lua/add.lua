@@ -63,8 +63,10 @@ end
 
 local prefix = string.sub(queue, 1, -6)
 local delayed, dead = prefix .. 'delayed', prefix .. 'dead'
-local check_delayed = redis.call('EXISTS', delayed) == 1
-local check_dead = redis.call('EXISTS', dead) == 1
+-- One call answers the common case, a queue with neither profile key.
+local extended = redis.call('EXISTS', delayed, dead) > 0
+local check_delayed = extended and redis.call('EXISTS', delayed) == 1
+local check_dead = extended and redis.call('EXISTS', dead) == 1
 local due
 if delay_ms > 0 then
   local t = redis.call('TIME')
