@@ -17,13 +17,13 @@ from rich.console import Console
 from rich.table import Table
 
 from bench.core import LEASE_MS, make_ids, payload
-from bench.peers.rwq_peers import _drain, _drain_lean, _drain_proto
+from bench.peers.rwq_peers import _drain, _drain_lean
 from rwq import WorkQueue
 from rwq.conformance.redis_server import RedisServer
 from rwq.protocol.scripts import registry
 
 LAYERS = (
-    ("rwq plans", ("/rwq/protocol/", "/bench/proto.py")),
+    ("rwq plans", ("/rwq/protocol/",)),
     ("rwq shell", ("/rwq/client.py", "/rwq/_shell.py")),
     ("redis-py pack", ("redis/connection.py:pack", "redis/_parsers/encoders.py")),
     ("redis-py parse", ("redis/_parsers/",)),
@@ -89,9 +89,8 @@ def main(argv: list[str] | None = None) -> int:
                 lambda: [r.evalsha(add_sha, 1, wq.keys.queue, 0, item_id, data) for item_id in ids],
             ),
             ("raw LMOVE+LREM", lambda: r.lpush("raw:q", *[data] * n), raw_drain),
-            ("rwq lease+complete", fill, lambda: _drain(wq, n)),
-            ("lean lease+complete", fill, lambda: _drain_lean(wq, r, 1, n)),
-            ("proto complete_lease", fill, lambda: _drain_proto(r, wq, [], 1, n)),
+            ("rwq complete_and_lease", fill, lambda: _drain(wq, 1, n)),
+            ("lean complete_and_lease", fill, lambda: _drain_lean(wq, r, 1, n)),
         ]
         for name, setup, loop in loops:
             setup()

@@ -1,103 +1,18 @@
 """Prototypes measured by the benchmark; none of this is part of rwq or RWQ/1.
 
-``complete_lease``: one script call that completes the items just processed and leases the next
-ones, composed verbatim from the canonical ``complete.lua`` and ``lease.lua`` (each wrapped as a
-local function with its own KEYS/ARGV), so the only thing it saves is a round trip. Its plan and
-shell below mirror :mod:`rwq.protocol.operations` and :class:`rwq.WorkQueue` (validation, token,
-``Lease``/``Outcome`` parsing, EVALSHA with an EVAL fallback), so its client-side cost is what a
-shipped ``complete_and_lease`` would cost.
+(``complete_lease``, the first prototype here, shipped as the canonical ``complete_and_lease``.)
 """
 
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Sequence
 from functools import cache
-from typing import Any
 
 import redis
-from redis.exceptions import NoScriptError
 
 from rwq.protocol import validation as v
-from rwq.protocol.commands import Plan, RunScript
-from rwq.protocol.operations import Lease, Outcome, QueueKeys, new_token
+from rwq.protocol.operations import Lease, QueueKeys, new_token
 from rwq.protocol.scripts import Script, registry
-
-_HEADER = b"""-- bench prototype: complete_lease (NOT a canonical RWQ/1 script)
--- Completes ARGV[5..] ("any" mode, as complete.lua) then leases up to ARGV[3] items (as lease.lua).
--- KEYS[1] <P>:queue  KEYS[2] <P>:processing
--- ARGV[1] lease_ms  ARGV[2] token  ARGV[3] count (0: complete only)  ARGV[4] legacy  ARGV[5..] ids
--- Reply {complete reply, lease reply}; either part {} when it did not run.
--- A shipped version would validate the lease arguments before completing anything.
-"""
-
-
-@cache
-def complete_lease_script() -> Script:
-    """The composed script (its source is also written next to the JSON report)."""
-    scripts = registry()
-    source = b"".join(
-        [
-            _HEADER,
-            b"local function complete_part(KEYS, ARGV)\n",
-            scripts["complete"].source,
-            b"end\nlocal function lease_part(KEYS, ARGV)\n",
-            scripts["lease"].source,
-            b"""end
-local done, leased = {}, {}
-if #ARGV > 4 then
-  local args = {'any'}
-  for i = 5, #ARGV do args[#args + 1] = ARGV[i] end
-  done = complete_part(KEYS, args)
-  if done.err then return done end
-end
-if ARGV[3] ~= '0' then
-  leased = lease_part(KEYS, {ARGV[1], ARGV[2], ARGV[3], ARGV[4]})
-  if leased.err then return leased end
-end
-return {done, leased}
-""",
-        ]
-    )
-    return Script("complete_lease", source, hashlib.sha1(source).hexdigest())
-
-
-def complete_and_lease(
-    keys: QueueKeys, done: Sequence[Lease], lease_ms: int, count: int
-) -> Plan[tuple[list[Outcome], list[Lease]]]:
-    """Complete ``done`` and lease up to ``count`` more, in one round trip."""
-    v.duration_ms(lease_ms, "lease_ms")
-    if count:
-        v.batch_size(count, "count")
-    if len(done) > v.MAX_BATCH:
-        raise ValueError("at most 1000 items per call")
-    ids = [v.encode_id(held.id) for held in done]
-    token = new_token()
-    completed, leased = yield RunScript(
-        complete_lease_script(), (keys.queue, keys.processing), (lease_ms, token.encode(), count, b"0", *ids)
-    )
-    outcomes = [Outcome(code) for code in completed]
-    if not leased:
-        return outcomes, []
-    _again, _now, _due_in, *entries = leased
-    return outcomes, [Lease(v.decode_id(raw_id), data, token, attempt) for raw_id, data, attempt in entries]
-
-
-def drive(r: redis.Redis, plan: Plan[Any]) -> Any:
-    """Run a plan of RunScript commands the way :class:`rwq.WorkQueue` does."""
-    try:
-        command = next(plan)
-        while True:
-            assert isinstance(command, RunScript)
-            args = (len(command.keys), *command.keys, *command.args)
-            try:
-                reply = r.evalsha(command.script.sha1, *args)  # type: ignore[arg-type]
-            except NoScriptError:
-                reply = r.eval(command.script.source, *args)  # type: ignore[arg-type]
-            command = plan.send(reply)
-    except StopIteration as stop:
-        return stop.value
-
 
 _LREM_LINE = b"local unlisted = redis.call('LREM', processing, -1, id) == 0"
 

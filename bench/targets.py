@@ -71,6 +71,31 @@ def _value(target: Target, peer: str, by_id: dict[str, Measurement]) -> float | 
     return value / base_m.results[target.baseline].value
 
 
+ROUND_TRIPS = {"enqueue_one": 1, "drain_one": 1}
+"""rwq's round trips per item, by design, in the measurements that :func:`ceiling` bounds."""
+
+
+def ceiling(target: Target, by_id: dict[str, Measurement]) -> float | None:
+    """The best ratio to raw that rwq's measured server time allows at its round trips per item.
+
+    From raw's figures of the same run: the time one bare redis-py round trip costs outside the
+    server (client CPU, kernel, scheduling: wall time minus INFO commandstats time, per command).
+    Were rwq's client as cheap, an item would still cost its round trips at that price plus
+    rwq's own server time; raw's time per item over that is the ceiling.
+    """
+    trips = ROUND_TRIPS.get(target.measurement)
+    m = by_id.get(target.measurement)
+    if trips is None or target.baseline != "raw" or m is None:
+        return None
+    try:
+        raw, rwq = m.results["raw"].detail, m.results[target.peer].detail
+        per_command = (raw["us_per_item"] - raw["server_us_per_item"]) / raw["commands_per_item"]
+        floor = trips * per_command + rwq["server_us_per_item"]
+        return float(raw["us_per_item"] / floor)
+    except (KeyError, ZeroDivisionError):
+        return None
+
+
 def _met(target: Target, value: float | None) -> bool | None:
     if value is None:
         return None
@@ -98,6 +123,7 @@ def evaluate(measurements: list[Measurement]) -> list[dict[str, Any]]:
                 "threshold": target.threshold,
                 "value": value,
                 "met": _met(target, value),
+                "ceiling": ceiling(target, by_id),
                 "alternatives": alternatives,
             }
         )

@@ -1,9 +1,10 @@
 """rwq three ways: the shipped client, a lean shell over the same scripts, and the prototypes.
 
-``rwq`` is the product (``WorkQueue``). ``rwq-lean`` calls EVALSHA on the canonical scripts with
+``rwq`` is the product (``WorkQueue``), draining as its worker does: ``lease`` once, then one
+``complete_and_lease`` per item. ``rwq-lean`` calls EVALSHA on the same canonical scripts with
 prebuilt arguments and no plan, validation or result objects: the gap between the two is the
-client's own overhead. ``rwq-proto`` drives the ``complete_lease`` prototype (:mod:`bench.proto`)
-through a shell like the shipped one: the gap to ``rwq`` is the round trip it saves.
+client's own overhead. ``rwq-proto`` runs the prototypes of :mod:`bench.proto` (a one-round-trip
+blocking lease; a complete without LREM): what those changes would gain.
 """
 
 from __future__ import annotations
@@ -27,14 +28,8 @@ from bench.peers.base import (
     check_drained,
     now,
 )
-from bench.proto import (
-    CLAIM_HEAD,
-    blocking_lease_pipelined,
-    complete_and_lease,
-    complete_lease_script,
-    drive,
-)
-from rwq import Lease, WorkQueue
+from bench.proto import CLAIM_HEAD, blocking_lease_pipelined
+from rwq import WorkQueue
 from rwq.protocol.scripts import registry
 
 PREFIXES = {"rwq": "rwq", "rwq-lean": "rwql", "rwq-proto": "rwqp"}
@@ -48,45 +43,42 @@ def _queue(url: str, peer: str = "rwq") -> tuple[redis.Redis, WorkQueue]:
     return r, wq
 
 
-def _drain(wq: WorkQueue, limit: int | None = None) -> int:
+def _drain(wq: WorkQueue, batch: int = 1, limit: int | None = None) -> int:
+    """Lease, then complete what was leased and lease the next in one call, until empty (or
+    ``limit`` items, the last of them completed without leasing more)."""
+    held = wq.lease_many(batch if limit is None else min(batch, limit), LEASE_MS)
     done = 0
-    while limit is None or done < limit:
-        held = wq.lease(LEASE_MS)
-        if held is None:
+    while held:
+        done += len(held)
+        size = batch if limit is None else min(batch, limit - done)
+        if size <= 0:
+            wq.complete_many(held)
             break
-        wq.complete(held)
-        done += 1
+        _outcomes, held = wq.complete_and_lease_many(held, size, LEASE_MS)
     return done
 
 
 def _drain_lean(wq: WorkQueue, r: redis.Redis, batch: int = 1, limit: int | None = None) -> int:
-    lease_sha, complete_sha = registry()["lease"].sha1, registry()["complete"].sha1
+    """:func:`_drain` by bare EVALSHA of the same scripts."""
+    scripts = registry()
+    lease_sha, next_sha = scripts["lease"].sha1, scripts["complete_and_lease"].sha1
+    complete_sha = scripts["complete"].sha1
     queue, processing = wq.keys.queue, wq.keys.processing
-    done = 0
-    while limit is None or done < limit:
-        size = batch if limit is None else min(batch, limit - done)
-        token = secrets.token_hex(16).encode()
-        reply: Any = r.evalsha(lease_sha, 2, queue, processing, LEASE_MS, token, size, b"0")
-        entries = reply[3:]
-        if not entries:
-            break
-        r.evalsha(complete_sha, 2, queue, processing, b"any", *(entry[0] for entry in entries))
+    size = batch if limit is None else min(batch, limit)
+    reply: Any = r.evalsha(lease_sha, 2, queue, processing, LEASE_MS, secrets.token_hex(16), size, b"0")
+    entries, done = reply[3:], 0
+    while entries:
         done += len(entries)
-    return done
-
-
-def _drain_proto(
-    r: redis.Redis, wq: WorkQueue, held: list[Lease], batch: int = 1, limit: int | None = None
-) -> tuple[int, list[Lease]]:
-    """complete_and_lease until ``limit`` leased (or the queue is empty); the leases still held."""
-    done = 0
-    while limit is None or done < limit:
+        ids = [entry[0] for entry in entries]
         size = batch if limit is None else min(batch, limit - done)
-        _outcomes, held = drive(r, complete_and_lease(wq.keys, held, LEASE_MS, size))
-        if not held:
+        if size <= 0:
+            r.evalsha(complete_sha, 2, queue, processing, b"any", *ids)
             break
-        done += len(held)
-    return done, held
+        token = secrets.token_hex(16)
+        reply = r.evalsha(next_sha, 2, queue, processing, LEASE_MS, token, size, b"0", b"any", *ids)
+        _completed, leased = reply
+        entries = leased[3:]
+    return done
 
 
 def drain_process(job: ProcessJob, barrier: Barrier, counter: Any) -> Drained:
@@ -104,16 +96,6 @@ def drain_process_lean(job: ProcessJob, barrier: Barrier, counter: Any) -> Drain
     barrier.wait()
     started = now()
     done = _drain_lean(wq, r)
-    return (started, now(), done)
-
-
-def drain_process_proto(job: ProcessJob, barrier: Barrier, counter: Any) -> Drained:
-    """One drain process with the complete_lease prototype."""
-    r, wq = _queue(job.url, "rwq-proto")
-    r.script_load(complete_lease_script().source)
-    barrier.wait()
-    started = now()
-    done, _held = _drain_proto(r, wq, [])
     return (started, now(), done)
 
 
@@ -152,9 +134,9 @@ class Rwq(Peer):
     HOW: ClassVar[Mapping[str, str]] = {
         "enqueue_one": "WorkQueue.add(id, payload): EVALSHA add.lua (SET item NX + LPUSH id)",
         "enqueue_batch": "WorkQueue.add_many(<batch> pairs): one EVALSHA add.lua",
-        "drain_one": "WorkQueue.lease() + WorkQueue.complete(lease): 2 round trips",
-        "drain_batch": "WorkQueue.lease_many(<batch>) + complete_many(leases): 2 round trips per batch",
-        "drain_process": "each process: lease() + complete() until empty",
+        "drain_one": "lease() once, then complete_and_lease(previous) per item: 1 round trip per item",
+        "drain_batch": "lease_many(<batch>), then complete_and_lease_many(previous, <batch>) per batch",
+        "drain_process": "each process: lease(), then complete_and_lease() until empty",
         "wake": "lease(block=True): BLMOVE, then EVALSHA claim.lua",
         "memory": "<P>:item:<id> string + the id in <P>:queue",
     }
@@ -172,7 +154,6 @@ class Rwq(Peer):
     def warm_up(self, payload: bytes) -> None:
         for script in registry().values():
             self.r.script_load(script.source)
-        self.r.script_load(complete_lease_script().source)
 
     def enqueue_one(self, ids: Sequence[str], payload: bytes) -> float:
         add = self.wq.add
@@ -194,19 +175,13 @@ class Rwq(Peer):
 
     def drain_one(self, n: int) -> float:
         with stopwatch() as elapsed:
-            done = _drain(self.wq, n)
+            done = _drain(self.wq, 1, n)
         check_drained(done, n, self.name)
         return elapsed()
 
     def drain_batch(self, n: int, batch: int) -> float:
-        wq, done = self.wq, 0
         with stopwatch() as elapsed:
-            while done < n:
-                leases = wq.lease_many(min(batch, n - done), LEASE_MS)
-                if not leases:
-                    break
-                wq.complete_many(leases)
-                done += len(leases)
+            done = _drain(self.wq, batch, n)
         check_drained(done, n, self.name)
         return elapsed()
 
@@ -227,9 +202,9 @@ class RwqLean(Rwq):
     HOW: ClassVar[Mapping[str, str]] = {
         "enqueue_one": "r.evalsha(add, 1, queue, 0, id, payload) with prebuilt arguments",
         "enqueue_batch": "r.evalsha(add, ...) with <batch> prebuilt pairs",
-        "drain_one": "r.evalsha(lease) + r.evalsha(complete): 2 round trips, no plan or parsing",
-        "drain_batch": "r.evalsha(lease, count=<batch>) + r.evalsha(complete, <batch> ids)",
-        "drain_process": "each process: evalsha lease + evalsha complete until empty",
+        "drain_one": "r.evalsha(complete_and_lease, previous id): 1 round trip, no plan or parsing",
+        "drain_batch": "r.evalsha(complete_and_lease, <batch> ids, count=<batch>)",
+        "drain_process": "each process: evalsha complete_and_lease until empty",
     }
 
     def drain_target(self) -> DrainProcess | None:
@@ -267,47 +242,31 @@ class RwqLean(Rwq):
 
 
 class RwqProto(Rwq):
-    """The complete_lease prototype: complete the previous item and lease the next in one call."""
+    """Prototypes not shipped: a blocking lease in one round trip once woken (claim_head), and,
+    in the scaling measurement, complete without LREM (complete_lazy)."""
 
     name = "rwq-proto"
-    label = "rwq + complete_lease"
+    label = "rwq prototypes"
     prototype = True
 
     HOW: ClassVar[Mapping[str, str]] = {
-        "drain_one": "complete_and_lease(previous, count=1): 1 round trip per item (prototype script)",
-        "drain_batch": "complete_and_lease(previous batch, count=<batch>): 1 round trip per batch",
-        "drain_process": "each process: complete_and_lease until empty",
         "wake": "one pipeline: BLMOVE + EVALSHA claim_head (prototype): 1 round trip once woken",
     }
 
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
-        super().__init__(*args, **kwargs)
-        self.held: list[Lease] = []
-
-    def fill(self, ids: Sequence[str], payload: bytes) -> None:
-        self.held = []  # the database was just emptied
-        super().fill(ids, payload)
-
     def drain_target(self) -> DrainProcess | None:
-        return drain_process_proto
+        return None
 
     def wake_target(self) -> WakeConsumer | None:
         return wake_consumer_proto
 
     def enqueue_one(self, ids: Sequence[str], payload: bytes) -> float:
-        raise Unsupported("the prototype only changes draining")
+        raise Unsupported("the prototypes only change waiting and completing")
 
     def enqueue_batch(self, ids: Sequence[str], payload: bytes, batch: int) -> float:
-        raise Unsupported("the prototype only changes draining")
+        raise Unsupported("the prototypes only change waiting and completing")
 
     def drain_one(self, n: int) -> float:
-        with stopwatch() as elapsed:
-            done, self.held = _drain_proto(self.r, self.wq, self.held, 1, n)
-        check_drained(done, n, self.name)
-        return elapsed()
+        raise Unsupported("complete_and_lease, the drain prototype, now ships: see rwq")
 
     def drain_batch(self, n: int, batch: int) -> float:
-        with stopwatch() as elapsed:
-            done, self.held = _drain_proto(self.r, self.wq, self.held, batch, n)
-        check_drained(done, n, self.name)
-        return elapsed()
+        raise Unsupported("complete_and_lease, the drain prototype, now ships: see rwq")
