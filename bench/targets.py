@@ -71,27 +71,28 @@ def _value(target: Target, peer: str, by_id: dict[str, Measurement]) -> float | 
     return value / base_m.results[target.baseline].value
 
 
-ROUND_TRIPS = {"enqueue_one": 1, "drain_one": 1}
-"""rwq's round trips per item, by design, in the measurements that :func:`ceiling` bounds."""
+ROUND_TRIPS = {"enqueue_one": 1, "drain_one": 1, "enqueue_batch": 0, "drain_batch": 0}
+"""rwq's round trips per item, by design, in the measurements :func:`ceiling` bounds (0: batched,
+one round trip per 100 items, counted as free)."""
 
 
 def ceiling(target: Target, by_id: dict[str, Measurement]) -> float | None:
-    """The best ratio to raw that rwq's measured server time allows at its round trips per item.
+    """The best ratio to the baseline that rwq's measured server time allows.
 
-    From raw's figures of the same run: the time one bare redis-py round trip costs outside the
-    server (client CPU, kernel, scheduling: wall time minus INFO commandstats time, per command).
-    Were rwq's client as cheap, an item would still cost its round trips at that price plus
-    rwq's own server time; raw's time per item over that is the ceiling.
+    A round trip costs at least what raw's bare redis-py commands cost outside the server in the
+    same run (client CPU, kernel, scheduling: wall time minus INFO commandstats time, per
+    command). Were rwq's client that cheap, an item would still cost its round trips at that
+    price plus rwq's own server time; the baseline's time per item over that is the ceiling.
     """
     trips = ROUND_TRIPS.get(target.measurement)
     m = by_id.get(target.measurement)
-    if trips is None or target.baseline != "raw" or m is None:
+    if trips is None or target.baseline is None or target.baseline_measurement or m is None:
         return None
     try:
         raw, rwq = m.results["raw"].detail, m.results[target.peer].detail
+        base = m.results[target.baseline].detail
         per_command = (raw["us_per_item"] - raw["server_us_per_item"]) / raw["commands_per_item"]
-        floor = trips * per_command + rwq["server_us_per_item"]
-        return float(raw["us_per_item"] / floor)
+        return float(base["us_per_item"] / (trips * per_command + rwq["server_us_per_item"]))
     except (KeyError, ZeroDivisionError):
         return None
 
