@@ -161,13 +161,15 @@ class Touch:
 def _leases(op: Op) -> list[Json]:
     if op.type != OK:
         return []
+    if op.f == "complete_and_lease":
+        return list(op.result["leases"])
     return [op.result] if op.f == "lease" and op.result is not None else list(op.result or [])
 
 
 def deliveries(ops: Sequence[Op]) -> list[Delivery]:
     found = []
     for op in ops:
-        if op.f in ("lease", "lease_many"):
+        if op.f in ("lease", "lease_many", "complete_and_lease"):
             for lease in _leases(op):
                 found.append(
                     Delivery(
@@ -184,10 +186,14 @@ def deliveries(ops: Sequence[Op]) -> list[Delivery]:
 
 def touches(ops: Sequence[Op], method: str, done: Sequence[Json]) -> Iterator[Touch]:
     """The per-item parts of every ``complete``, ``release`` or ``renew`` operation (single or
-    batch); a part took effect when the operation is ``ok`` and its outcome is in ``done``."""
+    batch; ``complete_and_lease`` counts as a complete); a part took effect when the operation
+    is ``ok`` and its outcome is in ``done``."""
     for op in ops:
         if op.f == method:
             targets, outcomes = [op.params], [op.result]
+        elif method == "complete" and op.f == "complete_and_lease":
+            targets = op.params["items"]
+            outcomes = op.result["outcomes"] if op.type == OK else [None] * len(targets)
         elif op.f == f"{method}_many":
             many = op.params["items"] if method == "complete" else [{"lease": x} for x in op.params["leases"]]
             targets, outcomes = many, op.result if op.type == OK else [None] * len(many)

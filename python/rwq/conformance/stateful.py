@@ -107,6 +107,7 @@ ACTIONS = {  # action -> weight; the first ones are what failing programs shrink
     "add": 5,
     "lease": 6,
     "complete": 5,
+    "complete_and_lease": 3,
     "release": 2,
     "renew": 2,
     "advance": 2,
@@ -116,7 +117,7 @@ ACTIONS = {  # action -> weight; the first ones are what failing programs shrink
     "fault": 1,
     "foreign": 3,
 }
-NEEDS_LEASES = {"complete", "release", "renew"}
+NEEDS_LEASES = {"complete", "complete_and_lease", "release", "renew"}
 
 
 def _some(data: st.DataObject, strategy: st.SearchStrategy[T]) -> list[T]:
@@ -300,9 +301,9 @@ class CoreMachine(RuleBasedStateMachine):
             args = {"leases": [f"${{{ref.var}}}" for ref in held], "lease_ms": lease_ms}
             self.call(worker, "renew_many", args, {"result": renewed})
 
-    def _complete(self, data: st.DataObject) -> None:
-        """Complete leases (owner-checked or not) and bare ids, alone or in a batch."""
-        worker, require_lease = data.draw(WORKERS), data.draw(st.booleans())
+    def _completed(self, data: st.DataObject, require_lease: bool) -> tuple[list[str], list[Json]]:
+        """Draw leases (and, without ``require_lease``, bare ids) and complete them in the model:
+        the outcomes and the adapter's item arguments."""
         options = self._leases()
         chosen = _some(data, options if require_lease else st.one_of(options, self._ids(existing=True)))
         outcomes, items = [], []
@@ -313,11 +314,32 @@ class CoreMachine(RuleBasedStateMachine):
             else:
                 outcomes.append(self.model.complete(target))
                 items.append({"id": _b(target)})
+        return outcomes, items
+
+    def _complete(self, data: st.DataObject) -> None:
+        """Complete leases (owner-checked or not) and bare ids, alone or in a batch."""
+        worker, require_lease = data.draw(WORKERS), data.draw(st.booleans())
+        outcomes, items = self._completed(data, require_lease)
         if len(items) > 1:
             args = {"items": items, "require_lease": require_lease}
             self.call(worker, "complete_many", args, {"result": outcomes})
         else:
             self.call(worker, "complete", {**items[0], "require_lease": require_lease}, _single(outcomes[0]))
+
+    def _complete_and_lease(self, data: st.DataObject) -> None:
+        """Complete as ``_complete`` does, then lease up to ``count`` in the same call."""
+        worker, require_lease = data.draw(WORKERS), data.draw(st.booleans())
+        count, lease_ms = data.draw(st.integers(1, 3)), data.draw(LEASE_MS)
+        outcomes, items = self._completed(data, require_lease)
+        self.calls += 1
+        var, token = f"l{self.calls}", f"t{self.calls}"
+        granted = self.model.lease(count, lease_ms, token)
+        refs = [LeaseRef(f"{var}_{n}", item_id, token) for n, (item_id, _) in enumerate(granted)]
+        args = {"items": items, "count": count, "lease_ms": lease_ms, "require_lease": require_lease}
+        expect: Json = {"result": {"outcomes": outcomes, "leases": _pairs(granted)}}
+        save: dict[str, Json] = {"save": {r.var: f"/leases/{n}" for n, r in enumerate(refs)}} if refs else {}
+        self.call(worker, "complete_and_lease", args, expect, **save)
+        self.granted += refs
 
     def _release(self, data: st.DataObject) -> None:
         worker = data.draw(WORKERS)
