@@ -32,8 +32,9 @@ from bench.proto import CLAIM_HEAD, blocking_lease_pipelined
 from rwq import WorkQueue
 from rwq.protocol.scripts import registry
 
-PREFIXES = {"rwq": "rwq", "rwq-lean": "rwql", "rwq-proto": "rwqp"}
-"""Each variant has its own queue: interleaved runs keep all of them in Redis at once."""
+PREFIXES = {"rwq": "rwq0", "rwq-lean": "rwql", "rwq-proto": "rwqp"}
+"""Each variant has its own queue: interleaved runs keep all of them in Redis at once. Four
+characters, as redis-work-queue's ``q015``, so that key names weigh the same in the memory figure."""
 
 
 def _queue(url: str, peer: str = "rwq") -> tuple[redis.Redis, WorkQueue]:
