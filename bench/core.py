@@ -95,6 +95,11 @@ class Bench:
         info = self.admin.info("memory")
         return int(info["used_memory"]) - int(info.get("mem_clients_normal", 0))
 
+    def redis_cpu_s(self) -> float:
+        """CPU seconds redis-server has used so far (INFO cpu, user + sys)."""
+        info = self.admin.info("cpu")
+        return float(info["used_cpu_user"]) + float(info["used_cpu_sys"])
+
     def blocked_clients(self) -> int:
         """Clients blocked in a blocking command right now."""
         return int(self.admin.info("clients")["blocked_clients"])

@@ -57,6 +57,8 @@ class Scenarios:
         self.payload = payload()
         self.ids = make_ids(config.n)
         self._pool: tuple[Any, Any, Any] | None = None
+        self._process_cpu: dict[str, list[float]] = {}
+        """Per peer, over its multi-process drains: client CPU s, Redis CPU s, items."""
 
     # -- helpers ---------------------------------------------------------------------------------
 
@@ -279,7 +281,12 @@ class Scenarios:
             "wall time from the common start (a barrier after each process connected and loaded "
             "its scripts) to the last item completed by any process"
         )
-        return self._throughput(
+        m.notes.append(
+            "client_cpu_us_per_item sums the drain processes' CPU; redis_cpu_us_per_item is INFO "
+            "cpu (user + sys) of redis-server over the same drains"
+        )
+        self._process_cpu = {}
+        self._throughput(
             m,
             "drain_process",
             lambda peer, n: None,
@@ -288,6 +295,11 @@ class Scenarios:
             turn_setup=lambda peer, start, count: peer.fill(self.ids[start : start + count], self.payload),
             profile=False,
         )
+        for name, (client_s, redis_s, items) in self._process_cpu.items():
+            if name in m.results and items:
+                m.results[name].detail["client_cpu_us_per_item"] = client_s / items * 1e6
+                m.results[name].detail["redis_cpu_us_per_item"] = redis_s / items * 1e6
+        return m
 
     def _drain_pool(self) -> tuple[Any, Any, Any]:
         """The drain processes, started once: each task first waits at the common barrier."""
@@ -317,14 +329,20 @@ class Scenarios:
             pool.apply_async(run_drain, (target, ProcessJob(self.bench.url, n, i)))
             for i in range(self.config.processes)
         ]
+        redis_before = self.bench.redis_cpu_s()
         try:
             barrier.wait()
             results = [task.get(PROCESS_TIMEOUT_S) for task in pending]
         except BaseException:
             self.close()  # a stuck or broken pool is not reused
             raise
-        check_drained(sum(done for _s, _l, done in results), n, peer.name)
-        return float(max(last for _s, last, _d in results) - min(start for start, _l, _d in results))
+        redis_s = self.bench.redis_cpu_s() - redis_before
+        check_drained(sum(done for _s, _l, done, _c in results), n, peer.name)
+        totals = self._process_cpu.setdefault(peer.name, [0.0, 0.0, 0.0])
+        totals[0] += sum(cpu for _s, _l, _d, cpu in results)
+        totals[1] += redis_s
+        totals[2] += n
+        return float(max(last for _s, last, _d, _c in results) - min(start for start, _l, _d, _c in results))
 
     # -- 6: memory -------------------------------------------------------------------------------
 

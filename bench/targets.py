@@ -76,6 +76,20 @@ ROUND_TRIPS = {"enqueue_one": 1, "drain_one": 1, "enqueue_batch": 0, "drain_batc
 one round trip per 100 items, counted as free)."""
 
 
+def cpu_ceiling(target: Target, by_id: dict[str, Measurement]) -> float | None:
+    """For the multi-process drain on a machine whose cores are the bottleneck: the baseline's
+    CPU per item (clients and redis-server together) over rwq's, as measured in the drains."""
+    m = by_id.get(target.measurement)
+    if m is None or target.baseline is None:
+        return None
+    try:
+        base, rwq = m.results[target.baseline].detail, m.results[target.peer].detail
+        keys = ("client_cpu_us_per_item", "redis_cpu_us_per_item")
+        return float(sum(base[k] for k in keys) / sum(rwq[k] for k in keys))
+    except (KeyError, ZeroDivisionError):
+        return None
+
+
 def ceiling(target: Target, by_id: dict[str, Measurement]) -> float | None:
     """The best ratio to the baseline that rwq's measured server time allows.
 
@@ -84,6 +98,8 @@ def ceiling(target: Target, by_id: dict[str, Measurement]) -> float | None:
     command). Were rwq's client that cheap, an item would still cost its round trips at that
     price plus rwq's own server time; the baseline's time per item over that is the ceiling.
     """
+    if target.measurement == "drain_processes":
+        return cpu_ceiling(target, by_id)
     trips = ROUND_TRIPS.get(target.measurement)
     m = by_id.get(target.measurement)
     if trips is None or target.baseline is None or target.baseline_measurement or m is None:

@@ -101,9 +101,11 @@ def init_pool_worker(barrier: Barrier, counter: Any) -> None:
     _shared["barrier"], _shared["counter"] = barrier, counter
 
 
-def run_drain(target: DrainProcess, job: ProcessJob) -> Drained:
-    """A pool task: one process's share of a multi-process drain."""
-    return target(job, _shared["barrier"], _shared["counter"])
+def run_drain(target: DrainProcess, job: ProcessJob) -> tuple[float, float, int, float]:
+    """A pool task: one process's share of a multi-process drain, and the CPU seconds it used."""
+    cpu = time.process_time()
+    started, last, done = target(job, _shared["barrier"], _shared["counter"])
+    return started, last, done, time.process_time() - cpu
 
 
 def now() -> float:
