@@ -92,8 +92,8 @@ def print_tables(console: Console, doc: dict[str, Any], path: Path) -> None:
     console.print(targets)
     console.print(
         "ceiling: the best ratio rwq's measured server time allows at its round trips per item, "
-        "were its client as cheap as a bare redis-py command; for the 4-process drain, the "
-        "baseline's CPU per item (clients and Redis) over rwq's (bench/targets.py)"
+        "were its client as cheap as a bare redis-py command; for the 4-process drain, the ratio "
+        "the measured CPU per item (clients and Redis) predicts on saturated cores (bench/targets.py)"
     )
     console.print(f"JSON result: [bold]{path}[/bold]")
 

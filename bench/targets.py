@@ -78,7 +78,8 @@ one round trip per 100 items, counted as free)."""
 
 def cpu_ceiling(target: Target, by_id: dict[str, Measurement]) -> float | None:
     """For the multi-process drain on a machine whose cores are the bottleneck: the baseline's
-    CPU per item (clients and redis-server together) over rwq's, as measured in the drains."""
+    CPU per item (clients and redis-server together) over rwq's, as measured in the drains. An
+    estimate of the ratio saturated cores allow, not a hard bound: scheduling moves it a little."""
     m = by_id.get(target.measurement)
     if m is None or target.baseline is None:
         return None
