@@ -71,7 +71,7 @@ def _value(target: Target, peer: str, by_id: dict[str, Measurement]) -> float | 
     return value / base_m.results[target.baseline].value
 
 
-ROUND_TRIPS = {"enqueue_one": 1, "drain_one": 1, "enqueue_batch": 0, "drain_batch": 0}
+ROUND_TRIPS = {"enqueue_one": 1, "drain_one": 1, "enqueue_batch": 0}
 """rwq's round trips per item, by design, in the measurements :func:`ceiling` bounds (0: batched,
 one round trip per 100 items, counted as free)."""
 

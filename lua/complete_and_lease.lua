@@ -151,4 +151,6 @@ local run_complete = complete_part(KEYS, completing)
 if type(run_complete) ~= 'function' then return run_complete end
 local run_lease = lease_part(KEYS, {ARGV[1], ARGV[2], ARGV[3], ARGV[4]})
 if type(run_lease) ~= 'function' then return run_lease end
-return {run_complete(), run_lease()}
+local completed = run_complete()
+local leased = run_lease()
+return {completed, leased}

@@ -757,7 +757,8 @@ def test_complete_and_lease_many_outcomes_in_order_and_one_token(r: redis.Redis,
     outcomes, leases = queue.complete_and_lease_many([*first, "zz"], 3, 5000)
     assert outcomes == [Outcome.DONE, Outcome.DONE, Outcome.GONE]
     assert [held.id for held in leases] == ["c", "d", "e"]
-    assert len({held.token for held in leases}) == 1
+    stored = {r.get(queue.keys.lease(held.id)) for held in leases}
+    assert stored == {leases[0].token.encode()}  # one token for the whole lease part
     assert (queue_list(r, queue), processing_list(r, queue)) == (["f"], ["e", "d", "c"])
 
 

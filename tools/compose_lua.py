@@ -4,7 +4,7 @@
 copy of their logic, it is built from ``lua/complete.lua`` and ``lua/lease.lua``: each source is
 split at its ``rwq:arguments-valid`` marker into validation (no writes) and body, and wrapped as a
 function that validates and returns its body as a closure. The composite validates both parts
-before running either body, so an invalid call writes nothing (RWQ-SCRIPT-003).
+before running either body, so an invalid call writes nothing (RWQ-NEXT-002, RWQ-SCRIPT-003).
 """
 
 from __future__ import annotations
@@ -39,7 +39,9 @@ local run_complete = complete_part(KEYS, completing)
 if type(run_complete) ~= 'function' then return run_complete end
 local run_lease = lease_part(KEYS, {ARGV[1], ARGV[2], ARGV[3], ARGV[4]})
 if type(run_lease) ~= 'function' then return run_lease end
-return {run_complete(), run_lease()}
+local completed = run_complete()
+local leased = run_lease()
+return {completed, leased}
 """
 
 
@@ -51,6 +53,10 @@ def _part(name: str, source: str) -> str:
     if len(marks) != 1:
         raise ValueError(f"{name}.lua must have exactly one {MARKER!r} line")
     validation, body = lines[start : marks[0]], lines[marks[0] + 1 :]
+    if any("redis.call" in line for line in validation):
+        raise ValueError(f"{name}.lua: no redis.call above the marker (validation must not touch Redis)")
+    if any("error_reply" in line for line in body):
+        raise ValueError(f"{name}.lua: no error_reply below the marker (it would land inside the reply)")
     return "".join(
         [f"local function {name}_part(KEYS, ARGV)\n", *validation, "return function()\n", *body, "end\nend\n"]
     )

@@ -87,17 +87,17 @@ class WorkQueue:
         A consumer's fast path: the outcome is ``complete``'s (``LEASE_LOST`` is reported, not
         raised, so that the next lease is never dropped); the lease is None when nothing is ready.
         """
-        outcomes, leases = self._run(
-            ops.complete_and_lease(
-                self.keys, [item], lease_ms, require_lease=require_lease, legacy=self.legacy_lease_key
-            )
-        )
+        outcomes, leases = self.complete_and_lease_many([item], 1, lease_ms, require_lease=require_lease)
         return outcomes[0], leases[0] if leases else None
 
     def complete_and_lease_many(
         self, items: Sequence[Lease | str], count: int, lease_ms: int, *, require_lease: bool = False
     ) -> tuple[list[Outcome], list[Lease]]:
-        """Complete 1..1000 items and lease up to ``count`` ready ones, in one round trip."""
+        """Complete 1..1000 items and lease up to ``count`` ready ones, in one round trip.
+
+        Only when that call skipped 1000 stale entries does a plain lease follow (RWQ-NEXT-004);
+        should that one fail, its RedisFailure is raised although the completions took effect.
+        """
         return self._run(
             ops.complete_and_lease(
                 self.keys,

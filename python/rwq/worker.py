@@ -231,10 +231,12 @@ class Worker(_WorkerBase):
     """Runs ``handler`` on items leased from ``queue`` in ``concurrency`` threads.
 
     The handler gets a :class:`Job`; returning completes the item, raising releases it (logged
-    with its traceback, then ``on_error(job, exc)`` is called). A BaseException that is not an
-    Exception stops the worker and is re-raised by :meth:`run`, as are unexpected errors such
-    as :class:`~rwq.errors.UnsupportedServer`. The Redis client's ``socket_timeout``, if any,
-    must exceed ``poll_timeout_ms``.
+    with its traceback, then ``on_error(job, exc)`` is called). An item whose lease runs out
+    unsettled (a crashed process, a reply lost with the next item in it) comes back only through
+    a light clean: run one somewhere, with ``clean_interval_ms`` or ``rwq clean``. A
+    BaseException that is not an Exception stops the worker and is re-raised by :meth:`run`, as
+    are unexpected errors such as :class:`~rwq.errors.UnsupportedServer`. The Redis client's
+    ``socket_timeout``, if any, must exceed ``poll_timeout_ms``.
     """
 
     def __init__(

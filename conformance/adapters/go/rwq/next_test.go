@@ -86,6 +86,9 @@ func TestCompleteAndLeaseEqualsCompleteThenLease(t *testing.T) {
 			if l.Token == held[0].Token || l.Token != r.leases[0].Token || len(l.Token) != 32 {
 				t.Fatalf("leases must share one fresh token: %+v", r.leases)
 			}
+			if stored := must[string](t)(rdb.Get(ctx, q.prefix+":lease:"+l.ID).Result()); stored != l.Token {
+				t.Fatalf("lease key of %s holds %q, the client reports %q", l.ID, stored, l.Token)
+			}
 			if ttl := must[time.Duration](t)(rdb.PTTL(ctx, q.prefix+":lease:"+l.ID).Result()); ttl <= 0 || ttl > 10*time.Second {
 				t.Fatalf("lease of %s has PTTL %d", l.ID, ttl)
 			}
