@@ -6,7 +6,7 @@ PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed-$(shell cat pyproject.toml | cksum | cut -d' ' -f1)
 OUT ?= conformance-out
 
-.PHONY: all venv system-deps test test-python test-go lint typecheck generate check-generated conformance conformance-go bench clean
+.PHONY: all venv system-deps test test-python test-go lint typecheck generate check-generated conformance conformance-go mutants bench clean
 
 all: test
 
@@ -28,13 +28,13 @@ check-generated: venv
 	$(PY) tools/generate.py --check
 
 lint: venv
-	$(VENV)/bin/ruff check python tests tools bench
-	$(VENV)/bin/ruff format --check python tests tools bench
+	$(VENV)/bin/ruff check python tests tools bench conformance/mutants
+	$(VENV)/bin/ruff format --check python tests tools bench conformance/mutants
 
 typecheck: venv
 	$(VENV)/bin/mypy
 
-test: test-python test-go
+test: test-python test-go mutants
 
 test-python: venv system-deps check-generated lint typecheck
 	$(VENV)/bin/pytest -q
@@ -45,6 +45,11 @@ test-go: conformance-go
 conformance-go: venv system-deps
 	bash conformance/adapters/go/build.sh test
 	$(VENV)/bin/rwq conformance --adapter "$(abspath conformance/adapters/go/bin/rwq-adapter)" --out $(OUT)-go
+
+# The mutation audit: every mutant of the ledger (conformance/audit/) must fail the case it names,
+# and the reference must pass them all. Prints caught K/N; fails below 100 %.
+mutants: venv system-deps
+	$(PY) tools/mutants.py
 
 conformance: venv system-deps
 	$(VENV)/bin/rwq conformance --adapter "$(abspath $(PY)) -m rwq.conformance.reference_adapter" --out $(OUT)

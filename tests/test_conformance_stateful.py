@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from rwq.conformance import data
 from rwq.conformance.adapter import Timeouts
 from rwq.conformance.cases import load_cases
 from rwq.conformance.environment import RedisEnvironment
@@ -97,7 +98,7 @@ def test_reference_adapter_matches_the_model(env: RedisEnvironment, pool_for: Po
 def test_a_counterexample_is_shrunk_and_exported_as_a_case(
     env: RedisEnvironment, pool_for: PoolFor, tmp_path: Path
 ) -> None:
-    argv = [sys.executable, "-m", "rwq.conformance.mutants.add_overwrites"]
+    argv = [sys.executable, str(data.REPO / "conformance" / "mutants" / "add_overwrites.py")]
     outcome = run_property(env, pool_for(argv), examples=30, shrink_s=5, out_dir=tmp_path)
     assert outcome.status == "fail"
     assert outcome.failure is not None

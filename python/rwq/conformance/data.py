@@ -23,6 +23,7 @@ SCHEMA_FILES = {
     "conformance-case": "conformance-case.schema.json",
     "conformance-report": "conformance-report.schema.json",
     "known-failures": "known-failures.schema.json",
+    "conformance-audit": "conformance-audit.schema.json",
 }
 
 

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from ...client import WorkQueue
-from . import serve
+from _mutant import serve
+from rwq.client import WorkQueue
 
 
 class StatsQueue(WorkQueue):

@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-from ...client import WorkQueue
-from ...protocol import validation as v
-from ...protocol.commands import Plan
-from ...protocol.operations import QueueKeys
-from . import call, serve
+from _mutant import call, serve
+from rwq.client import WorkQueue
+from rwq.protocol import validation as v
+from rwq.protocol.commands import Plan
+from rwq.protocol.operations import QueueKeys
 
 
 def _add(keys: QueueKeys, item_id: str, data: bytes) -> Plan[bool]:

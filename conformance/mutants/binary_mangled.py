@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from ...client import WorkQueue
-from . import serve
+from _mutant import serve
+from rwq.client import WorkQueue
 
 
 def _text(data: bytes) -> bytes:

@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-from ...client import WorkQueue
-from ...protocol import operations as ops
-from ...protocol.commands import Call, Plan, T
-from ...protocol.operations import CleanReport
-from . import serve
+from _mutant import serve
+from rwq.client import WorkQueue
+from rwq.protocol import operations as ops
+from rwq.protocol.commands import Call, Plan, T
+from rwq.protocol.operations import CleanReport
 
 
 def _keys_for_scan(plan: Plan[T]) -> Plan[T]:

@@ -3,9 +3,9 @@ client holds through ``P:leased_by_session:<id>``."""
 
 from __future__ import annotations
 
-from ...client import WorkQueue
-from ...protocol.operations import CleanReport
-from . import raw_light_clean, serve
+from _mutant import raw_light_clean, serve
+from rwq.client import WorkQueue
+from rwq.protocol.operations import CleanReport
 
 
 class G2CleanerQueue(WorkQueue):

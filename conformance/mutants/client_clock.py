@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import time
 
-from ...client import WorkQueue
-from ...protocol import validation as v
-from ...protocol.commands import Plan, RunScript
-from ...protocol.operations import Lease, QueueKeys, new_token
-from ...protocol.scripts import registry
-from . import call, serve
+from _mutant import call, serve
+from rwq.client import WorkQueue
+from rwq.protocol import validation as v
+from rwq.protocol.commands import Plan, RunScript
+from rwq.protocol.operations import Lease, QueueKeys, new_token
+from rwq.protocol.scripts import registry
 
 
 def _blocking(keys: QueueKeys, lease_ms: int, timeout_ms: int, legacy: bool) -> Plan[Lease | None]:

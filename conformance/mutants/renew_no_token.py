@@ -3,11 +3,11 @@ worker whose item went to another worker still "renews" it."""
 
 from __future__ import annotations
 
-from ...client import WorkQueue
-from ...protocol import validation as v
-from ...protocol.commands import Plan
-from ...protocol.operations import Lease, QueueKeys
-from . import call, serve
+from _mutant import call, serve
+from rwq.client import WorkQueue
+from rwq.protocol import validation as v
+from rwq.protocol.commands import Plan
+from rwq.protocol.operations import Lease, QueueKeys
 
 
 def _renew(keys: QueueKeys, item_id: str, lease_ms: int) -> Plan[bool]:

@@ -9,11 +9,11 @@ from redis import Redis
 from redis.cluster import RedisCluster
 from redis.exceptions import RedisError
 
-from ... import _shell
-from ...client import WorkQueue
-from ...protocol.commands import Command, RunScript
-from ...protocol.scripts import registry
-from . import serve
+from _mutant import serve
+from rwq import _shell
+from rwq.client import WorkQueue
+from rwq.protocol.commands import Command, RunScript
+from rwq.protocol.scripts import registry
 
 
 class EvalshaOnlyQueue(WorkQueue):

@@ -3,12 +3,12 @@ items already waiting, instead of at the back."""
 
 from __future__ import annotations
 
-from ...client import WorkQueue
-from ...errors import LeaseLost
-from ...protocol import validation as v
-from ...protocol.commands import Plan
-from ...protocol.operations import Lease, QueueKeys
-from . import call, serve
+from _mutant import call, serve
+from rwq.client import WorkQueue
+from rwq.errors import LeaseLost
+from rwq.protocol import validation as v
+from rwq.protocol.commands import Plan
+from rwq.protocol.operations import Lease, QueueKeys
 
 
 def _release(keys: QueueKeys, lease: Lease) -> Plan[bool]:

@@ -3,11 +3,11 @@ the item exists, so ghost ids are handed out with an empty payload."""
 
 from __future__ import annotations
 
-from ...client import WorkQueue
-from ...protocol import validation as v
-from ...protocol.commands import Plan
-from ...protocol.operations import Lease, QueueKeys, new_token
-from . import call, serve
+from _mutant import call, serve
+from rwq.client import WorkQueue
+from rwq.protocol import validation as v
+from rwq.protocol.commands import Plan
+from rwq.protocol.operations import Lease, QueueKeys, new_token
 
 
 def _lease(keys: QueueKeys, lease_ms: int) -> Plan[Lease | None]:

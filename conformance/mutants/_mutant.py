@@ -1,21 +1,22 @@
-"""Deliberately broken adapters, for testing the conformance suite itself.
+"""Shared parts of the mutants: deliberately broken adapters that test the conformance suite.
 
-Each module is the reference adapter with one realistic bug injected: a subclass of
-:class:`rwq.WorkQueue` that overrides one operation, served by :func:`serve`. Its ``hello`` is the
-reference's, canonical script SHAs included, so only the bug can make cases fail. Run one as
-``python -m rwq.conformance.mutants.<name>``; ``tests/test_conformance_mutants.py`` names, for
-each, a case that must catch it.
+Each mutant in this directory is the reference adapter with one realistic bug injected: usually a
+subclass of :class:`rwq.WorkQueue` that overrides one operation, served by :func:`serve`. Its
+``hello`` is the reference's, canonical script SHAs included, so only the bug can make cases fail.
+Run one as ``python conformance/mutants/<name>.py``; the audit ledger (``conformance/audit/``)
+names, for each, the case that must catch it, and ``make mutants`` checks that it does. Mutants
+are test data: they are not part of the wheel.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
 
-from ...client import WorkQueue
-from ...protocol.commands import Call, Plan
-from ...protocol.operations import CleanReport, QueueKeys
-from ...protocol.validation import decode_id, encode_id
-from .. import reference_adapter
+from rwq.client import WorkQueue
+from rwq.conformance import reference_adapter
+from rwq.protocol.commands import Call, Plan
+from rwq.protocol.operations import CleanReport, QueueKeys
+from rwq.protocol.validation import decode_id, encode_id
 
 
 def serve(queue_class: type[WorkQueue]) -> None:

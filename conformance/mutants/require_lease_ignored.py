@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from ...client import WorkQueue
-from ...protocol.operations import Lease, Outcome
-from . import serve
+from _mutant import serve
+from rwq.client import WorkQueue
+from rwq.protocol.operations import Lease, Outcome
 
 
 class AnyCompleterQueue(WorkQueue):

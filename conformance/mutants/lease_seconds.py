@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from ...client import WorkQueue
-from ...protocol.operations import Lease
-from . import serve
+from _mutant import serve
+from rwq.client import WorkQueue
+from rwq.protocol.operations import Lease
 
 
 def _seconds(lease_ms: int) -> int:

@@ -6,10 +6,10 @@ from typing import Any
 
 from redis.exceptions import RedisError
 
-from ... import _shell
-from ...client import WorkQueue
-from ...protocol.commands import Command, RunScript
-from . import serve
+from _mutant import serve
+from rwq import _shell
+from rwq.client import WorkQueue
+from rwq.protocol.commands import Command, RunScript
 
 
 class EvalQueue(WorkQueue):

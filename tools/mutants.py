@@ -1,0 +1,264 @@
+"""The mutation audit: run every mutant of the ledger against the case that must catch it.
+
+The ledger is ``conformance/audit/*.json`` (``schemas/conformance-audit.schema.json``): for each
+SPEC requirement, the wrong implementations a real port could ship, each a mutant adapter in
+``conformance/mutants/<name>.py`` (the reference adapter with one behaviour changed) and the case
+that fails on it. This tool checks the ledger against SPEC and the case corpus, runs the reference
+over every named case (each must pass), runs each mutant over its own case (each must fail, with
+the named failure kind), prints ``caught K/N`` and exits 1 below 100 %.
+
+    python tools/mutants.py [--jobs N] [--only NAME ...] [--out DIR]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shlex
+import subprocess
+import sys
+import tempfile
+import time
+from collections import Counter
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from rwq.conformance import data
+from rwq.conformance.cases import load_cases
+
+ROOT = Path(__file__).resolve().parents[1]
+AUDIT_DIR = ROOT / "conformance" / "audit"
+MUTANTS_DIR = ROOT / "conformance" / "mutants"
+GATED_LEVELS = {"MUST", "MUST NOT", "SHOULD", "SHOULD NOT"}
+FAILED = {"fail", "error", "timeout", "crash"}
+REFERENCE = "reference"
+
+
+@dataclass(frozen=True)
+class Line:
+    """One ledger line: a requirement, the wrong port (a mutant) and the case that catches it."""
+
+    requirement: str
+    mutant: str
+    klass: str
+    port: str
+    case: str
+    kind: str
+    timeout_multiplier: float = 1.0
+
+    @property
+    def case_id(self) -> str:
+        """The case id without its interop permutation."""
+        return self.case.split("@")[0]
+
+    @property
+    def group(self) -> str:
+        """The requirement's group (``LEASE`` for ``RWQ-LEASE-004``)."""
+        return self.requirement.split("-")[1]
+
+
+@dataclass(frozen=True)
+class Ledger:
+    """The whole audit: its lines and the requirements it waives with a reason."""
+
+    lines: tuple[Line, ...]
+    no_mutant: dict[str, str]
+
+
+def load_ledger(directory: Path = AUDIT_DIR) -> Ledger:
+    """Every ledger file, schema-checked; a requirement listed twice is an error."""
+    lines: list[Line] = []
+    no_mutant: dict[str, str] = {}
+    seen: set[str] = set()
+    for path in sorted(directory.glob("*.json")):
+        document = json.loads(path.read_text())
+        errors = data.schema_errors("conformance-audit", document)
+        if errors:
+            raise ValueError(f"{path.name}: " + "; ".join(errors))
+        for requirement, entry in document["requirements"].items():
+            if requirement in seen:
+                raise ValueError(f"{path.name}: {requirement} is audited in two places")
+            seen.add(requirement)
+            if "no_mutant" in entry:
+                no_mutant[requirement] = entry["no_mutant"]
+            for wrong in entry.get("wrong", []):
+                lines.append(
+                    Line(
+                        requirement,
+                        wrong["mutant"],
+                        wrong["class"],
+                        wrong["port"],
+                        wrong["case"],
+                        wrong["kind"],
+                        float(wrong.get("timeout_multiplier", 1.0)),
+                    )
+                )
+    return Ledger(tuple(lines), no_mutant)
+
+
+def ledger_problems(ledger: Ledger) -> list[str]:
+    """What makes the ledger inconsistent with SPEC, the case corpus or the mutant files.
+
+    A line's case must cite its requirement, except for a ``wire`` failure: the wire rules apply to
+    every case, so any case can name such a mutant."""
+    problems: list[str] = []
+    spec = {
+        r["id"]: r
+        for r in json.loads((ROOT / "conformance" / "requirements.json").read_text())["requirements"]
+    }
+    audited = {line.requirement for line in ledger.lines} | set(ledger.no_mutant)
+    for requirement_id, requirement in spec.items():
+        if requirement["level"] in GATED_LEVELS and requirement_id not in audited:
+            problems.append(f"{requirement_id} ({requirement['level']}) is not in the audit")
+    problems += [f"{rid} is audited but not in SPEC" for rid in sorted(audited - set(spec))]
+    cases = {case.id: case for case in load_cases(data.cases_dir())}
+    for line in ledger.lines:
+        case = cases.get(line.case_id)
+        if case is None:
+            problems.append(f"{line.mutant}: case {line.case_id} does not exist")
+        elif line.kind != "wire" and line.requirement not in case.requirements:
+            problems.append(f"{line.mutant}: case {line.case_id} does not cite {line.requirement}")
+    files = {path.stem for path in MUTANTS_DIR.glob("*.py") if not path.stem.startswith("_")}
+    named = Counter(line.mutant for line in ledger.lines)
+    problems += [f"mutant {name} is in the ledger {n} times" for name, n in sorted(named.items()) if n > 1]
+    problems += [f"mutant {name} has no file in conformance/mutants" for name in sorted(set(named) - files)]
+    problems += [f"conformance/mutants/{name}.py is in no ledger line" for name in sorted(files - set(named))]
+    return problems
+
+
+@dataclass(frozen=True)
+class Run:
+    """One conformance run: exit code, report.json and the terminal output."""
+
+    code: int
+    report: dict[str, Any]
+    output: str
+    seconds: float
+
+    def status(self, case: str) -> tuple[str, str | None]:
+        """The status of ``case`` (an id with its permutation) and its failure kind."""
+        for record in self.report.get("cases", []):
+            if record["id"] == case:
+                failure = record.get("failure") or {}
+                return record["status"], failure.get("kind")
+        return "did-not-run", None
+
+
+def conformance(adapter: str, out: Path, options: list[str]) -> Run:
+    """``rwq conformance`` in a subprocess, on a Redis of its own."""
+    argv = [sys.executable, "-m", "rwq.cli", "conformance", "--adapter", adapter, "--out", str(out), *options]
+    started = time.monotonic()
+    env = {
+        **os.environ,
+        "PYTHONPATH": os.pathsep.join(filter(None, [str(MUTANTS_DIR), os.environ.get("PYTHONPATH")])),
+    }
+    done = subprocess.run(argv, capture_output=True, text=True, timeout=600, check=False, env=env)
+    report_path = out / "report.json"
+    report = json.loads(report_path.read_text()) if report_path.exists() else {}
+    return Run(done.returncode, report, done.stdout + done.stderr, time.monotonic() - started)
+
+
+def named_cases(lines: tuple[Line, ...], directory: Path) -> Path:
+    """A case directory holding only the cases the lines name (with all their permutations)."""
+    wanted = {line.case_id for line in lines}
+    for path in sorted(data.cases_dir().glob("*.json")):
+        document = json.loads(path.read_text())
+        document["cases"] = [case for case in document["cases"] if case["id"] in wanted]
+        if document["cases"]:
+            (directory / path.name).write_text(json.dumps(document))
+    return directory
+
+
+def mutant_adapter(name: str) -> str:
+    """The command that starts the mutant ``name``."""
+    return f"{shlex.quote(sys.executable)} {shlex.quote(str(MUTANTS_DIR / f'{name}.py'))}"
+
+
+def verdict(line: Line, run: Run) -> str | None:
+    """Why the mutant was not caught as the ledger says, or None when it was."""
+    status, kind = run.status(line.case)
+    if run.code != 1:
+        return f"exit code {run.code}, not 1 (non-conformant)"
+    if status not in FAILED:
+        return f"{line.case}: {status}"
+    if kind != line.kind:
+        return f"{line.case}: failed with {kind}, not {line.kind}"
+    return None
+
+
+def main(argv: list[str]) -> int:
+    """Run the audit; 0 when the reference passes every named case and every mutant is caught."""
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument("--jobs", type=int, default=max(2, 2 * (os.cpu_count() or 1)))
+    parser.add_argument(
+        "--only",
+        nargs="*",
+        default=None,
+        help="mutant names to run (default: all); ledger problems only warn",
+    )
+    parser.add_argument("--out", type=Path, default=None, help="keep every run's reports here")
+    parser.add_argument("--check", action="store_true", help="check the ledger only, run nothing")
+    args = parser.parse_args(argv)
+
+    ledger = load_ledger()
+    problems = ledger_problems(ledger)
+    for problem in problems:
+        print(f"ledger: {problem}", file=sys.stderr)
+    if problems and args.only is None:
+        return 1
+    groups = Counter(line.group for line in ledger.lines)
+    print(
+        f"ledger: {len({line.requirement for line in ledger.lines}) + len(ledger.no_mutant)} requirements, "
+        f"{len(ledger.lines)} wrong implementations, {len(ledger.no_mutant)} without a mutant; "
+        + ", ".join(f"{group} {n}" for group, n in sorted(groups.items()))
+    )
+    if args.check:
+        return 0
+    lines = tuple(line for line in ledger.lines if args.only is None or line.mutant in args.only)
+    with tempfile.TemporaryDirectory(prefix="rwq-mutants-") as scratch:
+        base = args.out or Path(scratch)
+        cases = named_cases(lines, Path(tempfile.mkdtemp(dir=scratch)))
+        jobs: dict[str, tuple[str, Path, list[str]]] = {
+            REFERENCE: (
+                f"{shlex.quote(sys.executable)} -m rwq.conformance.reference_adapter",
+                base / REFERENCE,
+                ["--cases", str(cases)],
+            )
+        }
+        for line in lines:
+            options = ["-k", line.case_id, "--timeout-multiplier", str(line.timeout_multiplier)]
+            jobs[line.mutant] = (mutant_adapter(line.mutant), base / line.mutant, options)
+        started = time.monotonic()
+        with ThreadPoolExecutor(max_workers=args.jobs) as pool:
+            futures = {name: pool.submit(conformance, *job) for name, job in jobs.items()}
+            runs = {name: future.result() for name, future in futures.items()}
+    reference = runs.pop(REFERENCE)
+    reference_bad = sorted({line.case for line in lines if reference.status(line.case)[0] != "pass"})
+    for case in reference_bad:
+        print(f"REFERENCE FAILS {case}: {reference.status(case)[0]}")
+    if reference.code != 0 and not reference_bad:
+        print(reference.output[-3000:])
+    missed = 0
+    for line in lines:
+        why = verdict(line, runs[line.mutant])
+        missed += why is not None
+        mark = "caught" if why is None else "MISSED"
+        print(f"{mark:7} {line.mutant:32} {line.requirement:15} {line.case}" + (f"  <- {why}" if why else ""))
+        if why and os.environ.get("RWQ_MUTANTS_VERBOSE"):
+            print(runs[line.mutant].output[-2000:])
+    caught = len(lines) - missed
+    print(
+        f"caught {caught}/{len(lines)} mutants ({100 * caught // max(1, len(lines))} %), "
+        f"reference {'passes' if not reference_bad and reference.code == 0 else 'FAILS'} "
+        f"{len({line.case for line in lines})} named cases, {time.monotonic() - started:.0f} s"
+    )
+    return 0 if caught == len(lines) and not reference_bad and reference.code == 0 else 1
+
+
+if __name__ == "__main__":
+    raise SystemExit(main(sys.argv[1:]))
