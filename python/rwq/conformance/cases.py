@@ -122,6 +122,8 @@ def lint(case: Case) -> list[str]:
                     problems.append(f"step {index}: async calls need a session with own_process: true")
                 started.add(name)
                 busy[step["session"]] = name
+            if step.get("sends_nothing") and "managed-redis" not in case.needs:
+                problems.append(f"step {index}: sends_nothing needs 'managed-redis' in needs (a wire check)")
         elif "await" in step:
             owner = next((s for s, name in busy.items() if name == step["await"]), None)
             if owner is None:

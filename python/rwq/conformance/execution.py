@@ -380,14 +380,16 @@ def _check_wire(ctx: CaseContext, trace: Trace) -> None:
         parties[session.client_name] = Party(
             f"session {name!r} ({impl})", (session.prefix + ":").encode(), checked=impl == SUBJECT
         )
-    one_script = {}
+    one_script, silent = {}, {}
     for position, step in enumerate(ctx.case.steps, 1):
+        if step.get("sends_nothing") and hosting_impl(ctx.sessions[step["session"]].spec.impl) == SUBJECT:
+            silent[position] = ctx.sessions[step["session"]].client_name
         script = ONE_SCRIPT.get(step.get("call", ""))
         if script and "async" not in step and "error" not in step.get("expect", {}):
             session = ctx.sessions[step["session"]]
             if hosting_impl(session.spec.impl) == SUBJECT:
                 one_script[position] = (session.client_name, script)
-    violations = trace.check(parties, one_script)
+    violations = trace.check(parties, one_script, silent)
     if violations:
         more = f" (and {len(violations) - 1} more wire violations)" if len(violations) > 1 else ""
         raise WireFailure(violations[0].step, violations[0].message + more)

@@ -18,7 +18,9 @@ named themselves, must:
   follows ``SCRIPT FLUSH``, ``SCRIPT LOAD`` and ``EVAL`` through the trace;
 * run the operations of :data:`ONE_SCRIPT` as one call of their own script: the first script a
   session runs in such a step must be that one (``complete_and_lease`` made of a ``complete`` and
-  a ``lease`` call would let another client in between, RWQ-NEXT-001).
+  a ``lease`` call would let another client in between, RWQ-NEXT-001);
+* send nothing at all in a step marked ``sends_nothing`` (an invalid call, refused before any
+  I/O, RWQ-ERR-002), connection handshakes (:data:`HANDSHAKE`) aside.
 """
 
 from __future__ import annotations
@@ -59,6 +61,8 @@ ALLOWED = frozenset(
 """Non-script commands a session may send besides read-only ones (name, or name and subcommand)."""
 ONE_SCRIPT = {"complete_and_lease": "complete_and_lease"}
 """Adapter methods that must be a single call of the named canonical script."""
+HANDSHAKE = frozenset({(b"HELLO",), (b"AUTH",), (b"SELECT",), (b"CLIENT", b"SETNAME"), (b"CLIENT", b"SETINFO")})
+"""What opening a connection sends; allowed in a ``sends_nothing`` step (it is not the operation's I/O)."""
 RUNNER_NAMES = frozenset({"rwqc-runner", "rwqc-wire"})
 MAX_BLMOVE_S = 1.0
 
@@ -212,9 +216,11 @@ class Checker:
         table: CommandTable,
         marker: bytes,
         one_script: dict[int, tuple[str, str]] | None = None,
+        silent: dict[int, str] | None = None,
     ) -> None:
         self.parties = parties
         self.one_script = one_script or {}
+        self.silent = silent or {}
         self._first_script: dict[int, str] = {}
         self.namespace = namespace.encode() + b":"
         self.cached = set(cached)
@@ -271,6 +277,17 @@ class Checker:
             if b"SETNAME" in upper[:-1]:
                 self.names[seen.client] = seen.args[upper.index(b"SETNAME") + 1].decode("utf-8", "replace")
         party = self._party(seen.client)
+        if (
+            party.checked
+            and self.silent.get(self.step, "") == self.names.get(seen.client)
+            and (name,) not in HANDSHAKE
+            and (name, sub) not in HANDSHAKE
+        ):
+            self._flag(
+                party,
+                f"sent {show(seen.args)} in a step that must send nothing: an invalid call is refused "
+                "with INVALID_ARGUMENT before any I/O (RWQ-ERR-002)",
+            )
         if name in (b"EVAL", b"EVALSHA"):
             self._script_call(party, seen)
         elif (name, sub) == (b"SCRIPT", b"LOAD") and len(seen.args) > 2:
@@ -462,10 +479,14 @@ class Trace:
             self.close()
 
     def check(
-        self, parties: dict[str, Party], one_script: dict[int, tuple[str, str]] | None = None
+        self,
+        parties: dict[str, Party],
+        one_script: dict[int, tuple[str, str]] | None = None,
+        silent: dict[int, str] | None = None,
     ) -> list[Violation]:
         """Finish the trace and check it; ``parties`` maps client names to sessions, ``one_script``
-        steps to the client name and the script of a one-script operation made in them."""
+        steps to the client name and the script of a one-script operation made in them, ``silent``
+        steps to the client name of a session that must send nothing in them."""
         checker = Checker(
             parties,
             namespace=self.namespace,
@@ -474,6 +495,7 @@ class Trace:
             table=CommandTable(self.client, self.version),
             marker=self.marker,
             one_script=one_script,
+            silent=silent,
         )
         for command in self.finish():
             checker.feed(command)
