@@ -1,0 +1,20 @@
+"""Mutant: ``complete_and_lease_many`` ignores ``count`` and leases at most one item."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from _mutant import serve
+from rwq.client import WorkQueue
+from rwq.protocol.operations import Lease, Outcome
+
+
+class OneNextCompositeQueue(WorkQueue):
+    def complete_and_lease_many(
+        self, items: Sequence[Lease | str], count: int, lease_ms: int, *, require_lease: bool = False
+    ) -> tuple[list[Outcome], list[Lease]]:
+        return super().complete_and_lease_many(items, 1, lease_ms, require_lease=require_lease)
+
+
+if __name__ == "__main__":
+    serve(OneNextCompositeQueue)
