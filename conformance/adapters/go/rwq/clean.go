@@ -75,7 +75,9 @@ func (q *Queue) DeepClean(ctx context.Context, chunk int) (CleanReport, error) {
 		}
 		ids := make([]any, 0, len(found))
 		for _, key := range found {
-			if len(key) > len(itemPrefix) {
+			// Ids longer than RWQ/1 allows (older clients have no limit) are left alone: the
+			// requeue script would refuse the whole call.
+			if n := len(key) - len(itemPrefix); n > 0 && n <= MaxIDBytes {
 				ids = append(ids, key[len(itemPrefix):])
 			}
 		}

@@ -363,6 +363,18 @@ func TestDeepCleanRequeuesOrphans(t *testing.T) {
 	}
 }
 
+// An older client's item whose id is over 512 bytes is left alone, not sent to the requeue
+// script (which would refuse the whole call and leave the other orphans out).
+func TestDeepCleanSkipsOverlongIDs(t *testing.T) {
+	q, rdb := newQueue(t, nil)
+	must[string](t)(rdb.Set(ctx, q.prefix+":item:"+strings.Repeat("x", MaxIDBytes+1), "l", 0).Result())
+	must[string](t)(rdb.Set(ctx, q.prefix+":item:orphan", "o", 0).Result())
+	rep := must[CleanReport](t)(q.DeepClean(ctx, DefaultDeepCleanChunk))
+	if !reflect.DeepEqual(rep.Requeued, []string{"orphan"}) {
+		t.Fatalf("deep clean: %+v", rep)
+	}
+}
+
 func TestLegacyLeaseKey(t *testing.T) {
 	q, rdb := newQueue(t, &Options{LegacyLeaseKey: true})
 	must[bool](t)(q.Add(ctx, "a", nil))
