@@ -193,6 +193,42 @@ def test_noscript_not_retried_is_reported_at_its_step(table: CommandTable) -> No
     ]
 
 
+def test_a_sends_nothing_step_allows_handshakes_only(table: CommandTable) -> None:
+    names = {SUBJECT: "rwqc-0123-s", REFERENCE: "rwqc-0123-r", RUNNER: "rwqc-runner"}
+    parties = {
+        "rwqc-0123-s": Party("session 's' (subject)", P, checked=True),
+        "rwqc-0123-r": Party("session 'r' (reference)", P, checked=False),
+    }
+    checker = Checker(
+        parties,
+        namespace=NS,
+        cached=set(ALL_CACHED),
+        names=names,
+        table=table,
+        marker=MARKER,
+        silent={4: "rwqc-0123-s", 5: "rwqc-0123-r"},
+    )
+    lines = [
+        cmd(RUNNER, "ECHO", MARKER + b"4"),
+        cmd(SUBJECT, "HELLO", "3"),
+        cmd(SUBJECT, "CLIENT", "SETNAME", "rwqc-0123-s"),
+        evalsha(REFERENCE, P + b"queue"),
+        cmd(SUBJECT, "INFO", "server"),
+        cmd(RUNNER, "ECHO", MARKER + b"5"),
+        evalsha(SUBJECT, P + b"queue"),
+        evalsha(REFERENCE, P + b"queue"),
+    ]
+    for line in lines:
+        checker.feed(line)
+    assert [(v.step, v.message) for v in checker.finish()] == [
+        (
+            4,
+            "session 's' (subject) sent INFO server in a step that must send nothing: an invalid call "
+            "is refused with INVALID_ARGUMENT before any I/O (RWQ-ERR-002)",
+        )
+    ]
+
+
 # -- real runs -----------------------------------------------------------------------------------
 
 
