@@ -1,0 +1,20 @@
+"""Mutant: ``set_policy`` sends ``base_ms`` in seconds (``base_ms // 1000``), a unit bug."""
+
+from __future__ import annotations
+
+import dataclasses
+
+from _mutant import serve
+from rwq.client import WorkQueue
+from rwq.protocol.operations import RetryPolicy
+
+
+class BaseSecondsQueue(WorkQueue):
+    def set_retry_policy(self, policy: RetryPolicy | None) -> None:
+        if policy is not None:
+            policy = dataclasses.replace(policy, base_ms=policy.base_ms // 1000)
+        super().set_retry_policy(policy)
+
+
+if __name__ == "__main__":
+    serve(BaseSecondsQueue)
