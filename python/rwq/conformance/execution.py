@@ -136,6 +136,9 @@ class CaseContext:
         self.transcript: collections.deque[dict[str, Any]] = collections.deque(maxlen=TRANSCRIPT_LIMIT)
         self._marks: dict[AdapterProcess, int] = {}
         self._own: list[AdapterProcess] = []
+        self.position = 0
+        self.invalid_steps: set[int] = set()
+        """Steps whose call the subject refused with INVALID_ARGUMENT: they must send nothing."""
         token = self.ns[self.ns.index("{") + 1 : self.ns.index("}")]
         for spec in case.sessions.values():
             self.sessions[spec.name] = Session(spec, self.prefix(spec.queue), f"rwqc-{token}-{spec.name}")
@@ -255,7 +258,10 @@ def _call(ctx: CaseContext, step: dict[str, Any]) -> None:
         ctx.pending[step["async"]] = Pending(name, process.send("call", args), method)
         return
     wait_s = params.get("timeout_ms", 0) / 1000 if params.get("block") else 0
-    _settle(ctx, method, process.request("call", args, timeout_s=ctx.request_s + wait_s), step)
+    reply = process.request("call", args, timeout_s=ctx.request_s + wait_s)
+    if not reply.ok and reply.kind == "domain" and reply.code == "INVALID_ARGUMENT":
+        ctx.invalid_steps.add(ctx.position)  # refused before any I/O (RWQ-ERR-002), checked on the wire
+    _settle(ctx, method, reply, step)
 
 
 def _await(ctx: CaseContext, step: dict[str, Any]) -> None:
@@ -382,7 +388,8 @@ def _check_wire(ctx: CaseContext, trace: Trace) -> None:
         )
     one_script, silent = {}, {}
     for position, step in enumerate(ctx.case.steps, 1):
-        if step.get("sends_nothing") and hosting_impl(ctx.sessions[step["session"]].spec.impl) == SUBJECT:
+        quiet = step.get("sends_nothing") or position in ctx.invalid_steps
+        if quiet and hosting_impl(ctx.sessions[step["session"]].spec.impl) == SUBJECT:
             silent[position] = ctx.sessions[step["session"]].client_name
         script = ONE_SCRIPT.get(step.get("call", ""))
         if script and "async" not in step and "error" not in step.get("expect", {}):
@@ -413,6 +420,7 @@ def run_case(case: Case, env: RedisEnvironment, pool: AdapterPool) -> CaseRun:
         ctx.open_all()
         for position, step in enumerate(case.steps, 1):
             index, verb = position, verb_of(step)
+            ctx.position = position
             if trace is not None:
                 trace.mark(position)
             VERBS[verb](ctx, step)

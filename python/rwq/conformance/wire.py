@@ -19,8 +19,9 @@ named themselves, must:
 * run the operations of :data:`ONE_SCRIPT` as one call of their own script: the first script a
   session runs in such a step must be that one (``complete_and_lease`` made of a ``complete`` and
   a ``lease`` call would let another client in between, RWQ-NEXT-001);
-* send nothing at all in a step marked ``sends_nothing`` (an invalid call, refused before any
-  I/O, RWQ-ERR-002), connection handshakes (:data:`HANDSHAKE`) aside.
+* send nothing at all in a step marked ``sends_nothing`` or answered with ``INVALID_ARGUMENT``
+  (an invalid call, refused before any I/O, RWQ-ERR-002), connection handshakes
+  (:data:`HANDSHAKE`) aside.
 """
 
 from __future__ import annotations
