@@ -1,0 +1,21 @@
+"""Mutant: ``release_many`` sends each lease once and reports that outcome for every occurrence,
+so a lease repeated in one batch is "released" twice."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from _mutant import serve
+from rwq.client import WorkQueue
+from rwq.protocol.operations import Lease, Outcome
+
+
+class DedupReleaseQueue(WorkQueue):
+    def release_many(self, leases: Sequence[Lease], *, delay_ms: int = 0) -> list[Outcome]:
+        unique = list(dict.fromkeys(leases))
+        outcomes = dict(zip(unique, super().release_many(unique, delay_ms=delay_ms), strict=True))
+        return [outcomes[held] for held in leases]
+
+
+if __name__ == "__main__":
+    serve(DedupReleaseQueue)
