@@ -1,0 +1,16 @@
+"""Mutant: ``fail`` never sends the caller's reason (always ""), so dead items lose why they died."""
+
+from __future__ import annotations
+
+from _mutant import serve
+from rwq.client import WorkQueue
+from rwq.protocol.operations import FailResult, Lease
+
+
+class NoReasonQueue(WorkQueue):
+    def fail(self, lease: Lease, reason: str = "") -> FailResult:
+        return super().fail(lease)
+
+
+if __name__ == "__main__":
+    serve(NoReasonQueue)
