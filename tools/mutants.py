@@ -35,6 +35,7 @@ MUTANTS_DIR = ROOT / "conformance" / "mutants"
 GATED_LEVELS = {"MUST", "MUST NOT", "SHOULD", "SHOULD NOT"}
 FAILED = {"fail", "error", "timeout", "crash"}
 REFERENCE = "reference"
+REFERENCE_CLUSTER = "reference-cluster"
 
 
 @dataclass(frozen=True)
@@ -161,9 +162,18 @@ def conformance(adapter: str, out: Path, options: list[str]) -> Run:
     return Run(done.returncode, report, done.stdout + done.stderr, time.monotonic() - started)
 
 
-def named_cases(lines: tuple[Line, ...], directory: Path) -> Path:
-    """A case directory holding only the cases the lines name (with all their permutations)."""
-    wanted = {line.case_id for line in lines}
+def cluster_cases() -> set[str]:
+    """The ids of the cases that run only against Redis Cluster (``rwq conformance --cluster``)."""
+    return {case.id for case in load_cases(data.cases_dir()) if "cluster" in case.needs}
+
+
+def named_cases(lines: tuple[Line, ...], directory: Path, *, cluster: bool = False) -> Path | None:
+    """A case directory holding only the cases the lines name (with all their permutations), the
+    cluster cases or the others; None when there are none."""
+    on_cluster = cluster_cases()
+    wanted = {line.case_id for line in lines if (line.case_id in on_cluster) == cluster}
+    if not wanted:
+        return None
     for path in sorted(data.cases_dir().glob("*.json")):
         document = json.loads(path.read_text())
         document["cases"] = [case for case in document["cases"] if case["id"] in wanted]
@@ -222,22 +232,29 @@ def main(argv: list[str]) -> int:
     lines = tuple(line for line in ledger.lines if args.only is None or line.mutant in args.only)
     with tempfile.TemporaryDirectory(prefix="rwq-mutants-") as scratch:
         base = args.out or Path(scratch)
-        cases = named_cases(lines, Path(tempfile.mkdtemp(dir=scratch)))
-        jobs: dict[str, tuple[str, Path, list[str]]] = {
-            REFERENCE: (
-                f"{shlex.quote(sys.executable)} -m rwq.conformance.reference_adapter",
-                base / REFERENCE,
-                ["--cases", str(cases)],
-            )
-        }
+        reference_adapter = f"{shlex.quote(sys.executable)} -m rwq.conformance.reference_adapter"
+        jobs: dict[str, tuple[str, Path, list[str]]] = {}
+        for name, cluster in ((REFERENCE, False), (REFERENCE_CLUSTER, True)):
+            cases = named_cases(lines, Path(tempfile.mkdtemp(dir=scratch)), cluster=cluster)
+            if cases is not None:
+                options = ["--cases", str(cases), *["--cluster"] * cluster]
+                jobs[name] = (reference_adapter, base / name, options)
+        on_cluster = cluster_cases()
         for line in lines:
             options = ["-k", line.case_id, "--timeout-multiplier", str(line.timeout_multiplier)]
+            options += ["--cluster"] * (line.case_id in on_cluster)
             jobs[line.mutant] = (mutant_adapter(line.mutant), base / line.mutant, options)
         started = time.monotonic()
         with ThreadPoolExecutor(max_workers=args.jobs) as pool:
             futures = {name: pool.submit(conformance, *job) for name, job in jobs.items()}
             runs = {name: future.result() for name, future in futures.items()}
-    reference = runs.pop(REFERENCE)
+    references = [runs.pop(name) for name in (REFERENCE, REFERENCE_CLUSTER) if name in runs]
+    reference = Run(
+        max(run.code for run in references),
+        {"cases": [record for run in references for record in run.report.get("cases", [])]},
+        "".join(run.output for run in references),
+        max(run.seconds for run in references),
+    )
     reference_bad = sorted({line.case for line in lines if reference.status(line.case)[0] != "pass"})
     for case in reference_bad:
         print(f"REFERENCE FAILS {case}: {reference.status(case)[0]}")

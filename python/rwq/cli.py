@@ -37,6 +37,11 @@ def cli() -> None:
     help="Use this Redis instead of starting one (only rwqc:{...} keys are touched).",
 )
 @click.option(
+    "--cluster",
+    is_flag=True,
+    help="Run against Redis Cluster: a local 3-master cluster, or the one --redis-url is a node of.",
+)
+@click.option(
     "--known-failures",
     type=click.Path(exists=True, dir_okay=False, path_type=Path),
     help="TOML file of cases the port is known to fail or must skip.",
@@ -87,6 +92,7 @@ def conformance(
     adapter: str,
     profiles: tuple[str, ...],
     redis_url: str | None,
+    cluster: bool,
     known_failures: Path | None,
     out: Path,
     pattern: str | None,
@@ -104,6 +110,7 @@ def conformance(
         out=out,
         profiles=profiles,
         redis_url=redis_url,
+        cluster=cluster,
         known_failures=known_failures,
         pattern=pattern,
         cases_dir=cases_dir,

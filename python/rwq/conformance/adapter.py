@@ -195,9 +195,12 @@ class AdapterProcess:
     def alive(self) -> bool:
         return self._process.poll() is None and not self.broken
 
-    def handshake(self, redis_url: str) -> Hello:
-        """Send ``hello`` and check the answer; HandshakeFailed on anything unusable."""
-        args = {"protocols": [PROTOCOL_VERSION], "redis": {"url": redis_url}}
+    def handshake(self, redis_url: str, *, cluster: bool = False) -> Hello:
+        """Send ``hello`` and check the answer; HandshakeFailed on anything unusable.
+
+        ``cluster``: ``redis_url`` is one node of a Redis Cluster, sessions must open cluster clients."""
+        redis_args: dict[str, Any] = {"url": redis_url, "cluster": True} if cluster else {"url": redis_url}
+        args = {"protocols": [PROTOCOL_VERSION], "redis": redis_args}
         try:
             reply = self.request("hello", args, timeout_s=self.timeouts.startup_s)
         except AdapterFailure as exc:

@@ -29,6 +29,8 @@ class SessionSpec:
     refusable: bool = False
     """``open`` may fail with a domain error (a client that checks its prefix when created);
     every call on the session then gets that error, as from a client that checks on first use."""
+    untagged: bool = False
+    """The prefix is the namespace without its hash tag braces, ``rwqc:<token>[:<queue>]``."""
 
 
 @dataclass(frozen=True)

@@ -14,6 +14,7 @@ from typing import Any
 import redis
 from redis.exceptions import RedisError
 
+from .cluster import LocalCluster, Node, data_node, masters, namespace_on
 from .redis_server import RedisServer, faketime_available
 
 NAMESPACE_ROOT = "rwqc"
@@ -37,10 +38,20 @@ def raw_client(url: str) -> Any:
 class RedisEnvironment:
     """A Redis server for a run, with a clock the runner moves and faults it injects."""
 
-    def __init__(self, url: str, *, server: RedisServer | None = None) -> None:
+    def __init__(
+        self,
+        url: str,
+        *,
+        server: RedisServer | None = None,
+        cluster: bool = False,
+        local_cluster: LocalCluster | None = None,
+    ) -> None:
         self.url = url
         self.server = server
-        self.client: Any = raw_client(url)
+        self.local_cluster = local_cluster
+        self.nodes: list[Node] = masters(url) if cluster or local_cluster else []
+        self.node = data_node(self.nodes) if self.nodes else None
+        self.client: Any = raw_client(self.data_url)
         self.version = (
             self.client.execute_command("INFO", "server").decode().split("redis_version:")[1].split()[0]
         )
@@ -52,23 +63,59 @@ class RedisEnvironment:
         return cls(server.url, server=server)
 
     @classmethod
-    def external(cls, url: str) -> RedisEnvironment:
-        """Use a server someone else runs; fails fast (RedisError) if it cannot be reached."""
-        env = cls(url)
+    def external(cls, url: str, *, cluster: bool = False) -> RedisEnvironment:
+        """Use a server (or the cluster of the node at ``url``) someone else runs; fails fast
+        (RedisError) if it cannot be reached."""
+        env = cls(url, cluster=cluster)
         env.client.execute_command("PING")
         return env
+
+    @classmethod
+    def managed_cluster(cls) -> RedisEnvironment:
+        """Start a local 3-master cluster (:class:`LocalCluster`); frozen clock when possible."""
+        local = LocalCluster(frozen_clock=faketime_available()).start()
+        try:
+            return cls(local.url, local_cluster=local)
+        except BaseException:
+            local.stop()
+            raise
+
+    @property
+    def cluster(self) -> bool:
+        """Whether the run targets Redis Cluster: adapters get the URL of one node (the seed) and
+        open cluster clients; the runner reads and traces the node that serves every case's
+        namespace (:attr:`data_url`), which is not the seed."""
+        return bool(self.nodes)
+
+    @property
+    def data_url(self) -> str:
+        """The server that holds the cases' keys: the one server, or the data node of a cluster."""
+        return self.node.url if self.node is not None else self.url
+
+    @property
+    def is_managed(self) -> bool:
+        """Whether the runner started the server (or the cluster) itself."""
+        return self.server is not None or self.local_cluster is not None
+
+    @property
+    def frozen(self) -> bool:
+        if self.local_cluster is not None:
+            return self.local_cluster.frozen_clock
+        return self.server is not None and self.server.frozen_clock
 
     @property
     def clock(self) -> str:
         """``frozen`` (a fake clock only the runner moves) or ``surgery`` (TTLs rewritten)."""
-        return "frozen" if self.server is not None and self.server.frozen_clock else "surgery"
+        return "frozen" if self.frozen else "surgery"
 
     @property
     def capabilities(self) -> frozenset[str]:
         """The case ``needs`` this environment meets."""
         caps = {"clock-control", "multi-process", "monitor"}
-        if self.server is not None:
+        if self.is_managed:
             caps.add("managed-redis")
+        if self.cluster:
+            caps.add("cluster")
         if self.clock == "frozen":
             caps.add("frozen-clock")
         return frozenset(caps)
@@ -76,23 +123,26 @@ class RedisEnvironment:
     @property
     def wire_checks(self) -> bool:
         """Whether cases are traced with MONITOR (:mod:`.wire`): on a managed server, whose
-        traffic is all the run's own."""
-        return self.server is not None
+        traffic is all the run's own; on a cluster, MONITOR of the data node)."""
+        return self.is_managed
 
     def describe(self) -> dict[str, Any]:
         return {
             "url": self.url,
             "version": self.version,
-            "managed": self.server is not None,
+            "managed": self.is_managed,
+            "cluster": [node.url for node in self.nodes] or None,
             "clock": self.clock,
             "capabilities": sorted(self.capabilities),
             "wire_checks": self.wire_checks,
         }
 
     # -- namespaces ----------------------------------------------------------------------
-    @staticmethod
-    def new_namespace() -> str:
-        """A fresh key namespace with a hash tag, so all of a case's keys share one cluster slot."""
+    def new_namespace(self) -> str:
+        """A fresh key namespace with a hash tag, so all of a case's keys share one cluster slot
+        (on a cluster, a slot of the data node)."""
+        if self.node is not None:
+            return namespace_on(self.node, NAMESPACE_ROOT)
         return f"{NAMESPACE_ROOT}:{{{secrets.token_hex(6)}}}"
 
     def namespace_keys(self, ns: str) -> list[bytes]:
@@ -116,6 +166,9 @@ class RedisEnvironment:
     # -- time ----------------------------------------------------------------------------
     def advance(self, ns: str, ms: int) -> None:
         """Move time forward by ``ms`` for the keys under ``ns``."""
+        if self.local_cluster is not None and self.local_cluster.frozen_clock:
+            self.local_cluster.advance(ms)
+            return
         if self.server is not None and self.server.frozen_clock:
             self.server.advance(ms)
             return
@@ -167,3 +220,5 @@ class RedisEnvironment:
         self.client.close()
         if self.server is not None:
             self.server.stop()
+        if self.local_cluster is not None:
+            self.local_cluster.stop()

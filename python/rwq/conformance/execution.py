@@ -141,7 +141,8 @@ class CaseContext:
         """Steps whose call the subject refused with INVALID_ARGUMENT: they must send nothing."""
         token = self.ns[self.ns.index("{") + 1 : self.ns.index("}")]
         for spec in case.sessions.values():
-            self.sessions[spec.name] = Session(spec, self.prefix(spec.queue), f"rwqc-{token}-{spec.name}")
+            prefix = self.prefix(spec.queue, tagged=not spec.untagged)
+            self.sessions[spec.name] = Session(spec, prefix, f"rwqc-{token}-{spec.name}")
 
     @property
     def request_s(self) -> float:
@@ -150,9 +151,11 @@ class CaseContext:
     def template(self, value: Json) -> Json:
         return substitute(value, self.vars)
 
-    def prefix(self, queue: str | None) -> str:
-        """The key prefix of a case queue: ``${ns}``, or ``${ns}:<queue>`` for a named one."""
-        return self.ns if queue is None else f"{self.ns}:{queue}"
+    def prefix(self, queue: str | None, *, tagged: bool = True) -> str:
+        """The key prefix of a case queue: ``${ns}``, or ``${ns}:<queue>`` for a named one;
+        ``tagged=False`` drops the braces of the namespace's hash tag."""
+        base = self.ns if tagged else self.ns.replace("{", "").replace("}", "")
+        return base if queue is None else f"{base}:{queue}"
 
     def record(self, label: str, direction: str, message: Json) -> None:
         self.transcript.append({"process": label, "direction": direction, "message": message})

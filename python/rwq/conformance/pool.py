@@ -9,7 +9,7 @@ import sys
 from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 
-from .adapter import AdapterProcess, Hello, Observer, Timeouts
+from .adapter import AdapterProcess, HandshakeFailed, Hello, Observer, Timeouts
 from .cases import Case
 from .encoding import Json
 
@@ -77,12 +77,14 @@ class AdapterPool:
         subject_argv: Sequence[str],
         *,
         redis_url: str,
+        cluster: bool = False,
         timeouts: Timeouts,
         log_dir: Path,
         emit: EventSink,
     ) -> None:
         self.argvs = {SUBJECT: list(subject_argv), REFERENCE: list(REFERENCE_ARGV)}
         self.redis_url = redis_url
+        self.cluster = cluster
         self.timeouts = timeouts
         self.log_dir = log_dir
         self.emit = emit
@@ -103,18 +105,32 @@ class AdapterPool:
         process = AdapterProcess(
             self.argvs[impl],
             label=label,
-            env={"RWQ_CONFORMANCE": "1", "RWQ_REDIS_URL": self.redis_url, "RWQ_PROTOCOL": "1"},
+            env={
+                "RWQ_CONFORMANCE": "1",
+                "RWQ_REDIS_URL": self.redis_url,
+                "RWQ_REDIS_CLUSTER": "1" if self.cluster else "",
+                "RWQ_PROTOCOL": "1",
+            },
             timeouts=self.timeouts,
             stderr_log=self.log_dir / f"{label}.stderr.log",
             observer=self._observe,
         )
         try:
-            hello = process.handshake(self.redis_url)
+            hello = process.handshake(self.redis_url, cluster=self.cluster)
+            self._check_cluster(hello)
         except BaseException:
             process.kill()
             raise
         self.hellos.setdefault(impl, hello)
         return process
+
+    def _check_cluster(self, hello: Hello) -> None:
+        """On a cluster run, refuse an adapter whose hello does not declare cluster support."""
+        if self.cluster and hello.raw.get("capabilities", {}).get("cluster") is not True:
+            raise HandshakeFailed(
+                "the run targets Redis Cluster, but the adapter does not declare cluster support "
+                '(hello capabilities {"cluster": true})'
+            )
 
     def shared(self, impl: str) -> AdapterProcess:
         """The shared process of ``impl``, started (or restarted after a failure) on demand."""

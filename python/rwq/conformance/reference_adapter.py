@@ -15,6 +15,7 @@ from collections.abc import Callable
 from typing import Any, TextIO
 
 import redis
+from redis.cluster import RedisCluster
 
 from .. import __version__
 from ..client import WorkQueue
@@ -182,24 +183,31 @@ class Adapter:
 
     def __init__(self) -> None:
         self.redis_url = os.environ.get("RWQ_REDIS_URL", "")
-        self.sessions: dict[str, tuple[redis.Redis, WorkQueue]] = {}
+        self.cluster = os.environ.get("RWQ_REDIS_CLUSTER") == "1"
+        self.sessions: dict[str, tuple[redis.Redis | RedisCluster, WorkQueue]] = {}
         self.done = False
 
     def hello(self, args: dict[str, Any]) -> Json:
         if 1 not in args.get("protocols", []):
             raise BadRequest("this adapter speaks protocol 1 only")
         self.redis_url = args.get("redis", {}).get("url") or self.redis_url
+        self.cluster = bool(args.get("redis", {}).get("cluster", self.cluster))
         return {
             "protocol": 1,
             "implementation": {"name": "rwq", "language": "python", "version": __version__},
             "profiles": PROFILES,
             "methods": sorted(METHODS),
             "scripts": {name: script.sha1 for name, script in registry().items()},
+            "capabilities": {"cluster": True},
         }
 
     def open(self, args: dict[str, Any]) -> Json:
         self.close(args)
-        client = redis.Redis.from_url(self.redis_url, client_name=args["client_name"])
+        client: redis.Redis | RedisCluster = (
+            RedisCluster.from_url(self.redis_url, client_name=args["client_name"])
+            if self.cluster
+            else redis.Redis.from_url(self.redis_url, client_name=args["client_name"])
+        )
         options = args.get("options", {})
         queue = WorkQueue(client, args["queue"], legacy_lease_key=options.get("legacy_lease_key", False))
         self.sessions[args["session"]] = (client, queue)

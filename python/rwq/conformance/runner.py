@@ -66,6 +66,7 @@ class RunConfig:
     out: Path
     profiles: tuple[str, ...] = ()
     redis_url: str | None = None
+    cluster: bool = False
     known_failures: Path | None = None
     pattern: str | None = None
     cases_dir: Path | None = None
@@ -149,11 +150,12 @@ class Run:
         self.config.out.mkdir(parents=True, exist_ok=True)
         with EventLog(self.config.out / "events.jsonl") as events:
             try:
-                env = (
-                    RedisEnvironment.external(self.config.redis_url)
-                    if self.config.redis_url
-                    else RedisEnvironment.managed()
-                )
+                if self.config.redis_url:
+                    env = RedisEnvironment.external(self.config.redis_url, cluster=self.config.cluster)
+                elif self.config.cluster:
+                    env = RedisEnvironment.managed_cluster()
+                else:
+                    env = RedisEnvironment.managed()
             except (RedisError, RedisUnavailable, OSError, ValueError) as exc:
                 self.terminal.message(f"usage error: cannot use Redis: {exc}", "bold red")
                 return EXIT_USAGE
@@ -171,6 +173,7 @@ class Run:
             pool = AdapterPool(
                 argv,
                 redis_url=env.url,
+                cluster=env.cluster,
                 timeouts=Timeouts().scaled(self.config.timeout_multiplier),
                 log_dir=log_dir,
                 emit=events.emit,

@@ -420,7 +420,7 @@ class Trace:
     """A MONITOR connection that records one case, and the server's state when it started."""
 
     def __init__(self, env: RedisEnvironment, *, namespace: str, timeout_s: float) -> None:
-        parts = urlsplit(env.url)
+        parts = urlsplit(env.data_url)
         self.client = env.client
         self.version = env.version
         self.namespace = namespace

@@ -150,7 +150,7 @@ class Workload:
         self.adapter_errors: list[str] = []
         self._lock = threading.Lock()
         self._processes: list[AdapterProcess] = []
-        self._staller = raw_client(env.url)
+        self._staller = raw_client(env.data_url)
         self.retry = self.delay = False  # the profile mixes, decided once the adapter said hello
 
     # -- sessions --------------------------------------------------------------------------

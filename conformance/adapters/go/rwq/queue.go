@@ -138,8 +138,17 @@ func New(rdb redis.UniversalClient, prefix string, opts *Options) (*Queue, error
 // Prefix is the queue's key prefix.
 func (q *Queue) Prefix() string { return q.prefix }
 
-// node is where plain commands about the queue go: on a cluster, the master of its slot.
-func (q *Queue) node(ctx context.Context) (redis.Cmdable, error) {
+// conn is a client of one server (or the cluster client): a *redis.Client or a redis.UniversalClient.
+type conn interface {
+	redis.Cmdable
+	Do(ctx context.Context, args ...any) *redis.Cmd
+}
+
+// node is where commands about the queue go: on a cluster, the master of its slot, directly.
+// A ClusterClient retries a command whose connection failed whatever its MaxRetries, so a script or
+// BLMOVE whose reply was lost would run twice and its second answer be reported (RWQ-FAIL-004);
+// the node's own client honours MaxRetries: -1.
+func (q *Queue) node(ctx context.Context) (conn, error) {
 	if q.cluster == nil {
 		return q.rdb, nil
 	}
@@ -200,7 +209,15 @@ func (q *Queue) eval(ctx context.Context, name string, keys []string, args ...an
 	if err := q.check(ctx); err != nil {
 		return nil, err
 	}
-	reply, err := scripts[name].Run(ctx, q.rdb, keys, args...).Result()
+	node, err := q.node(ctx)
+	if err != nil {
+		return nil, err
+	}
+	reply, err := scripts[name].Run(ctx, node, keys, args...).Result()
+	if q.cluster != nil && redirected(err) {
+		// The slot moved and the script did not run: the cluster client follows the redirection.
+		reply, err = scripts[name].Run(ctx, q.rdb, keys, args...).Result()
+	}
 	if errors.Is(err, redis.Nil) {
 		return nil, nil
 	}
@@ -400,12 +417,30 @@ func (q *Queue) leaseLoop(ctx context.Context, token string, leaseMs int64, coun
 
 // blmove waits up to waitMs for a ready id and moves it to processing (SPEC RWQ-LEASE-008).
 func (q *Queue) blmove(ctx context.Context, waitMs int64) (string, error) {
+	node, err := q.node(ctx)
+	if err != nil {
+		return "", err
+	}
+	id, err := blmoveOn(ctx, node, q.queue, q.inflight, waitMs)
+	if q.cluster != nil && redirected(err) { // the slot moved and nothing was moved
+		id, err = blmoveOn(ctx, q.rdb, q.queue, q.inflight, waitMs)
+	}
+	return id, err
+}
+
+func blmoveOn(ctx context.Context, c conn, queue, inflight string, waitMs int64) (string, error) {
 	if waitMs%1000 == 0 { // whole seconds: go-redis extends its read timeout by the wait
-		return q.rdb.BLMove(ctx, q.queue, q.inflight, "RIGHT", "LEFT", time.Duration(waitMs)*time.Millisecond).Result()
+		return c.BLMove(ctx, queue, inflight, "RIGHT", "LEFT", time.Duration(waitMs)*time.Millisecond).Result()
 	}
 	// BLMove would round a shorter wait up to a second; this one runs under ReadTimeout.
 	timeout := strconv.FormatFloat(float64(waitMs)/1000, 'f', 3, 64)
-	return q.rdb.Do(ctx, "BLMOVE", q.queue, q.inflight, "RIGHT", "LEFT", timeout).Text()
+	return c.Do(ctx, "BLMOVE", queue, inflight, "RIGHT", "LEFT", timeout).Text()
+}
+
+// redirected reports a MOVED or ASK reply: the node does not serve the slot, the command did not run.
+func redirected(err error) bool {
+	var rerr redis.Error
+	return errors.As(err, &rerr) && (strings.HasPrefix(rerr.Error(), "MOVED ") || strings.HasPrefix(rerr.Error(), "ASK "))
 }
 
 // Renew extends a held lease to leaseMs from now; false when the caller lost it (expired,

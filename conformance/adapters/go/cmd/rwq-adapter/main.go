@@ -345,12 +345,13 @@ type unsupported string
 func (e unsupported) Error() string { return "no method " + string(e) }
 
 type session struct {
-	client *redis.Client
+	client redis.UniversalClient
 	queue  *rwq.Queue
 }
 
 type adapter struct {
 	redisURL string
+	cluster  bool // redisURL is one node of a Redis Cluster: sessions open cluster clients
 	sessions map[string]session
 	done     bool
 }
@@ -364,7 +365,10 @@ type request struct {
 func (a *adapter) hello(args json.RawMessage) (any, error) {
 	var h struct {
 		Protocols []int
-		Redis     struct{ URL string }
+		Redis     struct {
+			URL     string
+			Cluster *bool
+		}
 	}
 	if err := json.Unmarshal(args, &h); err != nil {
 		return nil, badRequest("hello: " + err.Error())
@@ -374,6 +378,9 @@ func (a *adapter) hello(args json.RawMessage) (any, error) {
 	}
 	if h.Redis.URL != "" {
 		a.redisURL = h.Redis.URL
+	}
+	if h.Redis.Cluster != nil {
+		a.cluster = *h.Redis.Cluster
 	}
 	names := make([]string, 0, len(methods))
 	for name := range methods {
@@ -386,6 +393,7 @@ func (a *adapter) hello(args json.RawMessage) (any, error) {
 		"profiles":       []string{"core", "retry", "delay", "legacy-lease"},
 		"methods":        names,
 		"scripts":        rwq.ScriptSHA1s(),
+		"capabilities":   map[string]bool{"cluster": true},
 	}, nil
 }
 
@@ -408,7 +416,15 @@ func (a *adapter) open(args json.RawMessage) (any, error) {
 	opts.ClientName = o.ClientName // CLIENT SETNAME on every connection of the session
 	// A script whose reply was lost must surface as REDIS_ERROR, never be re-run (RWQ-FAIL-004).
 	opts.MaxRetries = -1
-	client := redis.NewClient(opts)
+	var client redis.UniversalClient
+	if a.cluster {
+		client = redis.NewClusterClient(&redis.ClusterOptions{
+			Addrs: []string{opts.Addr}, Username: opts.Username, Password: opts.Password,
+			ClientName: opts.ClientName, MaxRetries: -1,
+		})
+	} else {
+		client = redis.NewClient(opts)
+	}
 	q, err := rwq.New(client, o.Queue, &rwq.Options{LegacyLeaseKey: o.Options.LegacyLeaseKey})
 	if err != nil {
 		client.Close()
@@ -506,7 +522,8 @@ func (a *adapter) handle(line []byte) (reply map[string]any) {
 }
 
 func main() {
-	a := &adapter{redisURL: os.Getenv("RWQ_REDIS_URL"), sessions: map[string]session{}}
+	a := &adapter{redisURL: os.Getenv("RWQ_REDIS_URL"), cluster: os.Getenv("RWQ_REDIS_CLUSTER") == "1",
+		sessions: map[string]session{}}
 	in := bufio.NewReaderSize(os.Stdin, 1<<20)
 	out := bufio.NewWriter(os.Stdout)
 	for !a.done {
