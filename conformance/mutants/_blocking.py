@@ -51,6 +51,10 @@ class Blocking:
         if self.deadline is None and self.timeout_ms:
             self.deadline = now + self.timeout_ms
 
+    def expired(self, now: int) -> bool:
+        """Whether the timeout has passed: the server time reached the deadline."""
+        return self.deadline is not None and now >= self.deadline
+
     def wait_ms(self, now: int, due_in: int) -> int:
         """At most a second, less when the deadline or the next delayed item is nearer."""
         wait_ms = MAX_BLOCK_STEP_MS
@@ -91,7 +95,7 @@ class Blocking:
             if again:
                 reply = yield from self.lease_script()
                 continue
-            if self.deadline is not None and now >= self.deadline:
+            if self.expired(now):
                 return None
             wait_ms = self.wait_ms(now, due_in)
             moved = yield self.blmove(wait_ms)

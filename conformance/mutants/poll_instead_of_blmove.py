@@ -20,7 +20,7 @@ class Polling(Blocking):
             if entries:
                 raw_id, data, attempt = entries[0]
                 return Lease(v.decode_id(raw_id), data, self.token, attempt)
-            if self.deadline is not None and now >= self.deadline:
+            if self.expired(now):
                 return None
             time.sleep(0.05)
 
