@@ -51,7 +51,7 @@ def cli() -> None:
     type=click.Path(file_okay=False, path_type=Path),
     default=Path("rwq-conformance"),
     show_default=True,
-    help="Directory for events.jsonl, report.json and adapter stderr logs.",
+    help="Directory for report.json, junit.xml, summary.md, events.jsonl and adapter stderr logs.",
 )
 @click.option(
     "-k",
@@ -87,6 +87,20 @@ def cli() -> None:
     show_default=True,
     help="Run workload/faults: concurrent workers under faults, checked from their history.",
 )
+@click.option(
+    "--seed",
+    type=click.IntRange(min=0),
+    envvar="RWQ_SEED",
+    metavar="N",
+    help="Seed of every random choice (property programs, workload schedule, fault timing); "
+    "default: a new one, printed first and kept in report.json.",
+)
+@click.option(
+    "--junit",
+    type=click.Path(dir_okay=False, path_type=Path),
+    metavar="FILE",
+    help="Also write the JUnit XML report here (OUT/junit.xml is always written).",
+)
 def conformance(
     *,
     adapter: str,
@@ -100,6 +114,8 @@ def conformance(
     timeout_multiplier: float,
     property_examples: int,
     workload: bool,
+    seed: int | None,
+    junit: Path | None,
 ) -> None:
     """Run the RWQ/1 conformance suite against an adapter.
 
@@ -117,6 +133,8 @@ def conformance(
         timeout_multiplier=timeout_multiplier,
         property_examples=property_examples,
         workload=workload,
+        seed=seed,
+        junit=junit,
     )
     sys.exit(run(config))
 

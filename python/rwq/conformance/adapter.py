@@ -320,7 +320,10 @@ class AdapterProcess:
         with contextlib.suppress(OSError, ValueError):
             assert self._process.stdin is not None
             self._process.stdin.close()
-        # stdout and stderr are closed by their reader threads when they reach EOF.
+        # stdout and stderr are closed by their reader threads when they reach EOF; the stderr
+        # log is complete once its reader is done.
+        if self._process.poll() is not None:
+            self._stderr_reader.join(self.timeouts.shutdown_s)
 
     def _signal(self, sig: signal.Signals) -> None:
         with contextlib.suppress(ProcessLookupError, PermissionError):

@@ -15,7 +15,7 @@ import redis
 from redis.exceptions import RedisError
 
 from .cluster import LocalCluster, Node, data_node, masters, namespace_on
-from .redis_server import RedisServer, faketime_available
+from .redis_server import Faketime, RedisServer, RedisUnavailable, faketime_available, find_faketime
 
 NAMESPACE_ROOT = "rwqc"
 _GLOB_SPECIAL = "*?[]\\"
@@ -38,6 +38,9 @@ def raw_client(url: str) -> Any:
 class RedisEnvironment:
     """A Redis server for a run, with a clock the runner moves and faults it injects."""
 
+    clock_note: str | None = None
+    """Why the clock is not frozen (None when it is)."""
+
     def __init__(
         self,
         url: str,
@@ -58,9 +61,20 @@ class RedisEnvironment:
 
     @classmethod
     def managed(cls) -> RedisEnvironment:
-        """Start a redis-server on a free loopback port; frozen clock when libfaketime is installed."""
-        server = RedisServer(frozen_clock=faketime_available()).start()
-        return cls(server.url, server=server)
+        """Start a redis-server on a free loopback port; frozen clock when libfaketime is found and
+        redis-server starts under it, else a running clock (and :attr:`clock_note` says why)."""
+        faketime = find_faketime()
+        note = None if isinstance(faketime, Faketime) else faketime
+        server = None
+        if isinstance(faketime, Faketime):
+            try:
+                server = RedisServer(frozen_clock=True).start()
+            except RedisUnavailable as exc:
+                note = f"redis-server would not start under {faketime.library} ({exc})"
+        server = server or RedisServer().start()
+        env = cls(server.url, server=server)
+        env.clock_note = note
+        return env
 
     @classmethod
     def external(cls, url: str, *, cluster: bool = False) -> RedisEnvironment:
@@ -68,6 +82,7 @@ class RedisEnvironment:
         (RedisError) if it cannot be reached."""
         env = cls(url, cluster=cluster)
         env.client.execute_command("PING")
+        env.clock_note = "an external Redis: the runner cannot freeze its clock"
         return env
 
     @classmethod
@@ -133,6 +148,7 @@ class RedisEnvironment:
             "managed": self.is_managed,
             "cluster": [node.url for node in self.nodes] or None,
             "clock": self.clock,
+            "clock_note": self.clock_note,
             "capabilities": sorted(self.capabilities),
             "wire_checks": self.wire_checks,
         }
@@ -164,6 +180,11 @@ class RedisEnvironment:
             self.client.execute_command("DEL", *keys[start : start + 500])
 
     # -- time ----------------------------------------------------------------------------
+    def server_ms(self) -> int:
+        """The data server's clock (TIME), in ms."""
+        seconds, micros = self.client.execute_command("TIME")
+        return int(seconds) * 1000 + int(micros) // 1000
+
     def advance(self, ns: str, ms: int) -> None:
         """Move time forward by ``ms`` for the keys under ``ns``."""
         if self.local_cluster is not None and self.local_cluster.frozen_clock:

@@ -37,6 +37,8 @@ from .state import logical_state, raw_keys
 from .wire import ONE_SCRIPT, Party, Trace, WireError
 
 TRANSCRIPT_LIMIT = 200
+TTL_FIELDS = frozenset({"pttl_ms", "remaining_ms"})
+"""Members of ``check`` states and keys that hold a key's remaining time to live."""
 STDERR_LIMIT = 60
 
 CASE_ERROR = "case-error"
@@ -94,6 +96,8 @@ class CaseRun:
     failure: Failure | None = None
     stderr: dict[str, list[str]] = field(default_factory=dict)
     transcript: list[dict[str, Any]] = field(default_factory=list)
+    note: str | None = None
+    """What the run did, for the report (e.g. how many random programs)."""
 
 
 @dataclass
@@ -130,6 +134,7 @@ class CaseContext:
         self.env = env
         self.pool = pool
         self.ns = env.new_namespace()
+        self.started_ms = None if env.frozen else env.server_ms()
         self.vars: dict[str, Json] = {"ns": self.ns, **script_vars()}
         self.sessions: dict[str, Session] = {}
         self.pending: dict[str, Pending] = {}
@@ -329,12 +334,42 @@ def _fault(ctx: CaseContext, step: dict[str, Any]) -> None:
             ctx.pending = {key: p for key, p in ctx.pending.items() if p.session != name}
 
 
+def ttl_slack_ms(ctx: CaseContext) -> int:
+    """How far a TTL set during the case may have run down: 0 under a frozen clock, else the
+    server time elapsed since the case started (every round trip of the case included), plus the
+    millisecond the server's clock may tick across."""
+    return 0 if ctx.started_ms is None else ctx.env.server_ms() - ctx.started_ms + 1
+
+
+def within_slack(expected: Json, actual: Json, slack_ms: int) -> Json:
+    """``actual`` with every TTL member (:data:`TTL_FIELDS`) that is at most ``slack_ms`` below
+    the positive value ``expected`` gives it replaced by that value; on a running clock a TTL
+    only runs down, so a higher value, or one further below, still fails the comparison."""
+    if not slack_ms:
+        return actual
+    if isinstance(expected, dict) and isinstance(actual, dict):
+        adjusted = dict(actual)
+        for key, want in expected.items():
+            if key not in actual:
+                continue
+            got = actual[key]
+            ttl = key in TTL_FIELDS and type(want) is int and type(got) is int and want > 0
+            if ttl and want - slack_ms <= got <= want:
+                adjusted[key] = want
+            elif not ttl:
+                adjusted[key] = within_slack(want, got, slack_ms)
+        return adjusted
+    if isinstance(expected, list) and isinstance(actual, list) and len(expected) == len(actual):
+        return [within_slack(want, got, slack_ms) for want, got in zip(expected, actual, strict=True)]
+    return actual
+
+
 def _check(ctx: CaseContext, step: dict[str, Any]) -> None:
     spec = ctx.template(step["check"])
     if "state" in spec or "state_matches" in spec:
         state = logical_state(ctx.env.client, ctx.prefix(spec.get("queue")))
         for name, expected in spec.get("state", {}).items():
-            problem = difference(expected, state[name])
+            problem = difference(expected, within_slack(expected, state[name], ttl_slack_ms(ctx)))
             if problem:
                 raise StepFailure("mismatch", f"state.{name} {problem}")
         if "state_matches" in spec:
@@ -357,7 +392,7 @@ def _check_keys(ctx: CaseContext, expected: dict[str, Any]) -> None:
         if isinstance(want, dict):
             assert got is not None
             for part, value in want.items():
-                problem = difference(value, got[part])
+                problem = difference(value, within_slack({part: value}, got, ttl_slack_ms(ctx))[part])
                 if problem:
                     raise StepFailure("mismatch", f"key {name} {part} {problem}")
     if only:

@@ -14,17 +14,148 @@ import socket
 import subprocess
 import tempfile
 import time
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import TracebackType
 
 import redis
 
-FAKETIME_LIBS = (
-    "/usr/lib/x86_64-linux-gnu/libtcmalloc_minimal.so.4",  # before libfaketime: dodges jemalloc's clash
-    "/usr/lib/x86_64-linux-gnu/faketime/libfaketime.so.1",
-)
 FROZEN_START = dt.datetime(2030, 1, 1, tzinfo=dt.timezone.utc)
+FAKETIME_ENV = "RWQ_LIBFAKETIME"
+"""A path to libfaketime (``libfaketime.so.1``, ``libfaketime.1.dylib``), or ``none`` for no frozen clock."""
+TCMALLOC_ENV = "RWQ_LIBTCMALLOC"
+"""A path to tcmalloc_minimal to preload before libfaketime, or ``none`` to preload nothing."""
+DISABLED = frozenset({"", "0", "no", "none", "off", "false"})
+FAKETIME_NAMES = ("libfaketime.so.1", "libfaketime.1.dylib")
+TCMALLOC_NAMES = ("libtcmalloc_minimal.so.4", "libtcmalloc_minimal.4.dylib")
+FAKETIME_GLOBS = (
+    "usr/lib/*/faketime/libfaketime.so.1",  # Debian, Ubuntu: any architecture triplet
+    "usr/lib64/faketime/libfaketime.so.1",  # Fedora, RHEL, openSUSE
+    "usr/lib/faketime/libfaketime.so.1",  # Alpine, Arch
+    "usr/local/lib/faketime/libfaketime.so.1",  # built from source
+    "usr/local/lib*/faketime/libfaketime.so.1",
+    "opt/homebrew/lib/faketime/libfaketime.1.dylib",  # macOS Homebrew, Apple silicon
+    "usr/local/lib/faketime/libfaketime.1.dylib",  # macOS Homebrew, Intel
+    "opt/homebrew/Cellar/libfaketime/*/lib/faketime/libfaketime.1.dylib",
+    "usr/local/Cellar/libfaketime/*/lib/faketime/libfaketime.1.dylib",
+)
+TCMALLOC_GLOBS = (
+    "usr/lib/*/libtcmalloc_minimal.so.4",
+    "lib/*/libtcmalloc_minimal.so.4",
+    "usr/lib64/libtcmalloc_minimal.so.4",
+    "usr/lib/libtcmalloc_minimal.so.4",
+    "usr/local/lib/libtcmalloc_minimal.so.4",
+)
+
+
+@dataclass(frozen=True)
+class Faketime:
+    """How to start a process under libfaketime: the libraries to preload, in order, and how."""
+
+    library: Path
+    preload: tuple[Path, ...]
+    """Everything to preload: tcmalloc (when found) first, it dodges jemalloc's clash with
+    libfaketime in Debian's redis-server; libfaketime last."""
+    found_by: str
+
+    def environ(self) -> dict[str, str]:
+        """The variables that preload the libraries (``DYLD_INSERT_LIBRARIES`` on macOS)."""
+        paths = ":".join(str(path) for path in self.preload)
+        if self.library.suffix == ".dylib":
+            return {"DYLD_INSERT_LIBRARIES": paths, "DYLD_FORCE_FLAT_NAMESPACE": "1"}
+        return {"LD_PRELOAD": paths}
+
+
+def _run_quiet(argv: list[str]) -> str:
+    """``argv``'s stdout, or "" when it cannot run."""
+    try:
+        return subprocess.run(argv, capture_output=True, text=True, check=False, timeout=10).stdout
+    except (OSError, subprocess.SubprocessError):
+        return ""
+
+
+def _ldconfig_paths(names: Iterable[str]) -> list[Path]:
+    """Libraries named ``names`` in the dynamic linker's cache (``ldconfig -p``)."""
+    ldconfig = shutil.which("ldconfig") or next(
+        (p for p in ("/sbin/ldconfig", "/usr/sbin/ldconfig") if os.access(p, os.X_OK)), None
+    )
+    if ldconfig is None:
+        return []
+    wanted = set(names)
+    found = []
+    for line in _run_quiet([ldconfig, "-p"]).splitlines():
+        name, _, path = line.strip().partition(" => ")
+        if name.split(" ", 1)[0] in wanted and path:
+            found.append(Path(path.strip()))
+    return found
+
+
+def _pkg_config_paths() -> list[Path]:
+    """libfaketime under the ``libdir`` pkg-config reports for it, if it ships a .pc file."""
+    if shutil.which("pkg-config") is None:
+        return []
+    found = []
+    for package in ("libfaketime", "faketime"):
+        libdir = _run_quiet(["pkg-config", "--variable=libdir", package]).strip()
+        if libdir:
+            found += [Path(libdir) / sub / name for sub in ("faketime", "") for name in FAKETIME_NAMES]
+    return found
+
+
+def _globbed(root: Path, patterns: Iterable[str]) -> list[Path]:
+    return [path for pattern in patterns for path in sorted(root.glob(pattern))]
+
+
+def _override(environ: Mapping[str, str], name: str) -> Path | bool | None:
+    """The path an override variable names; False when it disables; None when unset."""
+    value = environ.get(name)
+    if value is None:
+        return None
+    if value.strip().lower() in DISABLED:
+        return False
+    return Path(value)
+
+
+def find_faketime(
+    environ: Mapping[str, str] | None = None, root: Path = Path("/"), *, probe: bool = True
+) -> Faketime | str:
+    """Where libfaketime is, or why no frozen clock is possible (a sentence).
+
+    Looks at ``$RWQ_LIBFAKETIME``, then pkg-config, ``ldconfig -p``, and the usual install paths
+    under ``root`` (Debian/Ubuntu of any architecture, Fedora, Alpine, macOS Homebrew);
+    ``probe=False`` skips the two commands (tests with fake directories)."""
+    environ = os.environ if environ is None else environ
+    override = _override(environ, FAKETIME_ENV)
+    if override is False:
+        return f"{FAKETIME_ENV} disables the frozen clock"
+    if isinstance(override, Path):
+        if not override.is_file():
+            return f"{FAKETIME_ENV}={override} is not a file"
+        library, found_by = override, FAKETIME_ENV
+    else:
+        candidates = [(path, "pkg-config") for path in (_pkg_config_paths() if probe else [])]
+        candidates += [(path, "ldconfig") for path in (_ldconfig_paths(FAKETIME_NAMES) if probe else [])]
+        candidates += [(path, "path") for path in _globbed(root, FAKETIME_GLOBS)]
+        hit = next(((path, how) for path, how in candidates if path.is_file()), None)
+        if hit is None:
+            return f"libfaketime not found: install it or set {FAKETIME_ENV}"
+        library, found_by = hit
+    return Faketime(library, (*_tcmalloc(environ, root, library, probe=probe), library), found_by)
+
+
+def _tcmalloc(environ: Mapping[str, str], root: Path, faketime: Path, *, probe: bool) -> list[Path]:
+    """tcmalloc_minimal to preload before libfaketime: ``$RWQ_LIBTCMALLOC``, next to libfaketime's
+    directory, the linker cache, the usual paths; none on macOS, where redis uses libc's malloc."""
+    override = _override(environ, TCMALLOC_ENV)
+    if override is not None:
+        return [override] if isinstance(override, Path) and override.is_file() else []
+    if faketime.suffix == ".dylib":
+        return []
+    near = [faketime.parent.parent / name for name in TCMALLOC_NAMES]
+    cached = _ldconfig_paths(TCMALLOC_NAMES[:1]) if probe else []
+    candidates = near + cached + _globbed(root, TCMALLOC_GLOBS)
+    return next(([path] for path in candidates if path.is_file()), [])
 
 
 class RedisUnavailable(RuntimeError):
@@ -46,8 +177,8 @@ def redis_server_binary() -> str:
 
 
 def faketime_available() -> bool:
-    """Whether the libraries for a frozen server clock are installed."""
-    return all(Path(lib).exists() for lib in FAKETIME_LIBS)
+    """Whether a frozen server clock is possible here (see :func:`find_faketime`)."""
+    return isinstance(find_faketime(), Faketime)
 
 
 def free_port() -> int:
@@ -81,11 +212,12 @@ class RedisServer:
         self._dir = Path(tempfile.mkdtemp(prefix="rwq-redis-"))
         env = dict(os.environ)
         if self.frozen_clock:
-            if not faketime_available():
-                raise RedisUnavailable("frozen clock needs libfaketime and libtcmalloc-minimal4")
+            faketime = find_faketime()
+            if not isinstance(faketime, Faketime):
+                raise RedisUnavailable(f"no frozen clock: {faketime}")
             self._write_clock()
             env.update(
-                LD_PRELOAD=":".join(FAKETIME_LIBS),
+                **faketime.environ(),
                 FAKETIME_TIMESTAMP_FILE=str(self._dir / "faketime"),
                 FAKETIME_NO_CACHE="1",
                 FAKETIME_DONT_FAKE_MONOTONIC="1",
@@ -156,7 +288,7 @@ class RedisServer:
         self._write_clock()
         target = round(self._now.timestamp() * 1_000_000)
         deadline = time.monotonic() + 5
-        with self.client(socket_timeout=5) as probe:
+        with self.client(socket_timeout=5, client_name="rwqc-runner") as probe:
             while time.monotonic() < deadline:
                 seconds, micros = probe.time()
                 if seconds * 1_000_000 + micros >= target:

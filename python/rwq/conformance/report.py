@@ -1,11 +1,14 @@
 """Reports: the streamed ``events.jsonl``, ``report.json`` (schemas/conformance-report.schema.json),
-the terminal table and the closing line ``N passed, N failed, N skipped``."""
+``junit.xml`` and ``summary.md`` for CI, the terminal table and the closing line
+``N passed, N failed, N skipped``."""
 
 from __future__ import annotations
 
 import datetime as dt
 import json
+import re
 import shlex
+import xml.etree.ElementTree as ET
 from collections import Counter
 from pathlib import Path
 from types import TracebackType
@@ -36,6 +39,9 @@ PASSED = frozenset({"pass"})
 FAILED = frozenset({"fail", "error", "timeout", "crash", "xfail", "xpass"})
 UNEXPECTED = frozenset({"fail", "error", "timeout", "crash", "xpass"})
 """Statuses that make a run non-conformant (``xfail`` is failing as the port declared)."""
+SKIPPED = frozenset({"skip", "not-applicable", "not-run"})
+MAX_LISTED = 20
+"""Failures (and failing requirements) listed in the terminal and summary.md; the rest are counted."""
 STYLES = {
     "pass": "green",
     "fail": "bold red",
@@ -112,7 +118,45 @@ def summarise(records: list[dict[str, Any]]) -> dict[str, Any]:
         "failed": sum(counts[s] for s in FAILED),
         "skipped": len(records) - sum(counts[s] for s in PASSED | FAILED),
         "statuses": {status: counts[status] for status in STATUSES if counts[status]},
+        "skip_reasons": skip_reasons(records),
     }
+
+
+def skip_reasons(records: list[dict[str, Any]]) -> dict[str, int]:
+    """How many cases did not run for each reason (most frequent first)."""
+    reasons = Counter(
+        f"{record['status']}: {record['note'] or 'no reason given'}"
+        for record in records
+        if record["status"] in SKIPPED
+    )
+    return dict(reasons.most_common())
+
+
+def failing_requirements(records: list[dict[str, Any]]) -> dict[str, list[str]]:
+    """Per requirement id, the cases citing it that failed unexpectedly (most failures first)."""
+    failing: dict[str, list[str]] = {}
+    for record in records:
+        if record["status"] in UNEXPECTED:
+            for req in record["requirements"] or ["(no requirement)"]:
+                failing.setdefault(req, []).append(record["id"])
+    return dict(sorted(failing.items(), key=lambda item: (-len(item[1]), item[0])))
+
+
+def _listing(ids: list[str], limit: int = 3) -> str:
+    more = f", +{len(ids) - limit} more" if len(ids) > limit else ""
+    return ", ".join(ids[:limit]) + more
+
+
+def rerun_command(report: dict[str, Any], case_id: str | None = None) -> str:
+    """The command that replays the run (or one case of it): same adapter, seed and Redis."""
+    parts = ["rwq conformance --adapter", shlex.quote(report["adapter"]["command"])]
+    if report.get("seed") is not None:
+        parts.append(f"--seed {report['seed']}")
+    if not report["environment"].get("managed", True) and report["environment"].get("url"):
+        parts.append(f"--redis-url {shlex.quote(report['environment']['url'])}")
+    if case_id:
+        parts.append(f"-k {shlex.quote(case_id)}")
+    return " ".join(parts)
 
 
 def closing_line(summary: dict[str, Any]) -> str:
@@ -138,6 +182,136 @@ def write_report(path: Path, report: dict[str, Any]) -> None:
     path.write_text(json.dumps(report, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
 
 
+_NOT_XML = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ud800-\udfff\ufffe\uffff]")
+
+
+def _xml_text(text: str) -> str:
+    """``text`` without the characters XML 1.0 cannot carry."""
+    return _NOT_XML.sub("\ufffd", text)
+
+
+def junit_xml(report: dict[str, Any]) -> str:
+    """The run as JUnit XML: a testsuite per group, a testcase per case (classname = group) with
+    its requirement ids as properties; ``failure`` for wrong behaviour, ``error`` for errors,
+    timeouts and crashes, ``skipped`` for cases that did not run and declared failures (xfail)."""
+    by_group: dict[str, list[dict[str, Any]]] = {}
+    for record in report["cases"]:
+        by_group.setdefault(record["id"].split("/", 1)[0], []).append(record)
+    root = ET.Element("testsuites", name="rwq conformance", time=f"{report['duration_ms'] / 1000:.3f}")
+    totals: Counter[str] = Counter()
+    for group, records in by_group.items():
+        suite = ET.SubElement(root, "testsuite", name=group)
+        counts: Counter[str] = Counter()
+        for record in records:
+            counts["tests"] += 1
+            case = ET.SubElement(
+                suite,
+                "testcase",
+                classname=group,
+                name=_xml_text(record["id"]),
+                time=f"{record['duration_ms'] / 1000:.3f}",
+            )
+            properties = ET.SubElement(case, "properties")
+            for req in record["requirements"]:
+                ET.SubElement(properties, "property", name="requirement", value=req)
+            ET.SubElement(properties, "property", name="status", value=record["status"])
+            failure = record["failure"] or {}
+            message = _xml_text(failure.get("message") or record["note"] or record["status"])
+            if record["status"] in ("fail", "xpass"):
+                counts["failures"] += 1
+                element = ET.SubElement(case, "failure", message=message, type=failure.get("kind", "xpass"))
+                element.text = _xml_text(_failure_text(record, report))
+            elif record["status"] in UNEXPECTED:
+                counts["errors"] += 1
+                element = ET.SubElement(case, "error", message=message, type=failure.get("kind", ""))
+                element.text = _xml_text(_failure_text(record, report))
+            elif record["status"] in SKIPPED | {"xfail"}:
+                counts["skipped"] += 1
+                ET.SubElement(case, "skipped", message=_xml_text(f"{record['status']}: {message}"))
+        for key in ("tests", "failures", "errors", "skipped"):
+            suite.set(key, str(counts[key]))
+        suite.set("time", f"{sum(r['duration_ms'] for r in records) / 1000:.3f}")
+        totals.update(counts)
+    for key in ("tests", "failures", "errors", "skipped"):
+        root.set(key, str(totals[key]))
+    ET.indent(root)
+    return '<?xml version="1.0" encoding="UTF-8"?>\n' + ET.tostring(root, encoding="unicode") + "\n"
+
+
+def _failure_text(record: dict[str, Any], report: dict[str, Any]) -> str:
+    failure = record["failure"] or {}
+    lines = [
+        f"{record['title']}",
+        f"requirements: {', '.join(record['requirements'])}",
+        f"{record['source']}, step {failure.get('step')} ({failure.get('verb')}): {failure.get('kind')}",
+        str(failure.get("message") or record["note"] or ""),
+    ]
+    for label, tail in record.get("stderr", {}).items():
+        lines += [f"stderr of {label}:", *(f"  {line}" for line in tail[-20:])]
+    lines.append("rerun: " + rerun_command(report, record["id"]))
+    return "\n".join(lines)
+
+
+def _md(text: str) -> str:
+    """``text`` safe inside a Markdown table cell."""
+    return text.replace("|", "\\|").replace("\n", " ")
+
+
+def markdown_summary(report: dict[str, Any]) -> str:
+    """``summary.md``: the verdict, counts per group, why cases were skipped, the failing
+    requirements and the first :data:`MAX_LISTED` failures (for ``$GITHUB_STEP_SUMMARY``)."""
+    implementation = report["implementation"] or {}
+    environment = report["environment"]
+    summary = report["summary"]
+    name = " ".join(str(implementation.get(k, "")) for k in ("name", "version")).strip() or "(no handshake)"
+    lines = [
+        f"## RWQ/1 conformance: {name}: **{report['verdict']}** (exit code {report['exit_code']})",
+        "",
+        f"{closing_line(summary)}; seed {report.get('seed')}; redis {environment.get('version', '?')} "
+        f"({'managed' if environment.get('managed') else 'external'}, {environment.get('clock', '?')} clock)",
+        "",
+    ]
+    if report["aborted"]:
+        lines += [f"**Run aborted:** {_md(report['aborted'])}", ""]
+        if report.get("aborted_stderr"):
+            lines += ["Adapter stderr (last lines):", "", "```", *report["aborted_stderr"], "```", ""]
+    by_group: dict[str, Counter[str]] = {}
+    for record in report["cases"]:
+        by_group.setdefault(record["id"].split("/", 1)[0], Counter())[record["status"]] += 1
+    if by_group:
+        present = [status for status in STATUSES if any(c[status] for c in by_group.values())]
+        lines += ["| group | " + " | ".join(present) + " |", "|---" * (len(present) + 1) + "|"]
+        lines += [
+            f"| {group} | " + " | ".join(str(counts[s] or "") for s in present) + " |"
+            for group, counts in by_group.items()
+        ]
+        lines.append("")
+    if summary.get("skip_reasons"):
+        lines += ["Not run:", ""]
+        lines += [f"- {count}: {_md(reason)}" for reason, count in summary["skip_reasons"].items()]
+        lines.append("")
+    failing = failing_requirements(report["cases"])
+    if failing:
+        lines += ["### Failing requirements", "", "| requirement | failed cases |", "|---|---|"]
+        lines += [
+            f"| {req} | {len(ids)}: {_md(_listing(ids))} |" for req, ids in list(failing.items())[:MAX_LISTED]
+        ]
+        if len(failing) > MAX_LISTED:
+            lines.append(f"\n{len(failing) - MAX_LISTED} more failing requirements (see report.json)")
+        lines.append("")
+    failed = [record for record in report["cases"] if record["status"] in UNEXPECTED]
+    if failed:
+        lines += ["### Failures", ""]
+        for record in failed[:MAX_LISTED]:
+            failure = record["failure"] or {}
+            message = failure.get("message") or record["note"] or ""
+            lines.append(f"- **{record['status']}** `{record['id']}`: {_md(message[:300])}")
+        if len(failed) > MAX_LISTED:
+            lines.append(f"- {len(failed) - MAX_LISTED} more failures (see report.json)")
+        lines += ["", f"Rerun one: `{rerun_command(report, failed[0]['id'])}`", ""]
+    return "\n".join(lines)
+
+
 class Terminal:
     """What a person sees: one line per case as it finishes, then a table, failures and the
     closing line."""
@@ -145,17 +319,24 @@ class Terminal:
     def __init__(self, console: Console) -> None:
         self.console = console
 
+    def seed(self, seed: int) -> None:
+        """The first line of a run: the seed of every random choice, and how to replay it."""
+        self.message(f"rwq conformance: seed {seed} (replay the same programs with --seed {seed})")
+
     def header(
         self, implementation: dict[str, Any], profiles: list[str], environment: dict[str, Any]
     ) -> None:
-        clock = "frozen clock" if environment["clock"] == "frozen" else "state surgery"
+        clock = "frozen clock" if environment["clock"] == "frozen" else "running clock, state surgery"
         where = "managed" if environment["managed"] else environment["url"]
-        self.console.print(
-            f"[bold]rwq conformance[/bold]: {implementation.get('name')} {implementation.get('version')} "
-            f"({implementation.get('language')}); profiles {', '.join(profiles)}; "
-            f"redis {environment['version']} ({where}, {clock})",
-            highlight=False,
+        self.message(
+            f"{implementation.get('name')} {implementation.get('version')} "
+            f"({implementation.get('language')}); profiles {', '.join(profiles)}"
         )
+        self.message(f"redis {environment['version']} ({where}, {clock})")
+        if environment.get("clock_note"):
+            self.message(
+                f"  {environment['clock_note']}: cases that need a frozen clock are skipped", "yellow"
+            )
 
     def case(self, record: dict[str, Any]) -> None:
         line = Text()
@@ -172,15 +353,24 @@ class Terminal:
         records = report["cases"]
         if records:
             self.console.print(self._table(records))
-        for record in records:
-            if record["status"] in UNEXPECTED:
-                self._details(record, report["adapter"]["command"])
+        for reason, count in report["summary"].get("skip_reasons", {}).items():
+            self.message(f"{count:>5} {reason}", "dim")
+        failed = [record for record in records if record["status"] in UNEXPECTED]
+        for record in failed[:MAX_LISTED]:
+            self._details(record, report)
+        if len(failed) > MAX_LISTED:
+            self.message(f"\n... and {len(failed) - MAX_LISTED} more failures (report.json has them all)")
+        self._requirements(records)
         for entry in report["known_failures"]["unmatched"]:
             self.message(
                 f"known-failures entry matches no case: [[{entry['kind']}]] {entry['case']}", "bold red"
             )
         if report["aborted"]:
             self.message(f"run aborted: {report['aborted']}", "bold red")
+            if report.get("aborted_stderr"):
+                self.message("adapter stderr (last lines):", "dim")
+                for line in report["aborted_stderr"]:
+                    self.message(f"  {line}", "dim")
         self.message(f"verdict: {report['verdict']} (exit code {report['exit_code']})", "bold")
         # The closing line is printed plain: tools grep for it.
         self.console.print(closing_line(report["summary"]), markup=False, highlight=False, style="")
@@ -199,7 +389,17 @@ class Terminal:
             table.add_row(group, *(str(counts[status] or "") for status in present))
         return table
 
-    def _details(self, record: dict[str, Any], adapter: str) -> None:
+    def _requirements(self, records: list[dict[str, Any]]) -> None:
+        failing = failing_requirements(records)
+        if not failing:
+            return
+        self.message(f"\nfailing requirements ({len(failing)}):", "bold red")
+        for req, ids in list(failing.items())[:MAX_LISTED]:
+            self.message(f"  {req}  {len(ids)} case(s): {_listing(ids)}")
+        if len(failing) > MAX_LISTED:
+            self.message(f"  ... and {len(failing) - MAX_LISTED} more requirements")
+
+    def _details(self, record: dict[str, Any], report: dict[str, Any]) -> None:
         failure = record["failure"] or {}
         where = f"step {failure.get('step')} ({failure.get('verb')})" if failure.get("step") else "setup"
         self.message(
@@ -211,4 +411,4 @@ class Terminal:
             self.message(f"  stderr of {label} (last lines):", "dim")
             for line in lines[-10:]:
                 self.message(f"    {line}", "dim")
-        self.message(f"  rerun: rwq conformance --adapter {shlex.quote(adapter)} -k {record['id']}", "dim")
+        self.message(f"  rerun: {rerun_command(report, record['id'])}", "dim")

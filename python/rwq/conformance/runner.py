@@ -8,6 +8,8 @@ failed, crash loop); 3 usage or configuration error; 4 nothing ran.
 
 from __future__ import annotations
 
+import os
+import secrets
 import shlex
 import sys
 import time
@@ -32,6 +34,8 @@ from .report import (
     EventLog,
     Terminal,
     case_record,
+    junit_xml,
+    markdown_summary,
     now,
     requirement_verdicts,
     summarise,
@@ -52,6 +56,8 @@ VERDICTS = {
 }
 MAX_CONSECUTIVE_CRASHES = 3
 MAX_RESTARTS = 10
+STDERR_TAIL_LINES = 20
+"""Lines of the adapter's stderr shown when its handshake fails."""
 
 
 class UsageError(Exception):
@@ -73,6 +79,10 @@ class RunConfig:
     timeout_multiplier: float = 1.0
     property_examples: int = 0
     workload: bool = False
+    seed: int | None = None
+    """Seed of every random choice (property programs, workload schedule, fault timing); None: a new one."""
+    junit: Path | None = None
+    """Also write the JUnit XML here (it is always written to ``out/junit.xml``)."""
     console: Console = field(default_factory=Console)
 
 
@@ -88,15 +98,35 @@ def scripts_problems(hello: Hello) -> list[str]:
     return problems
 
 
-def applicability(case: Case, claimed: set[str], capabilities: frozenset[str]) -> str | None:
-    """Why ``case`` does not apply to this run, or None."""
+def applicability(
+    case: Case, claimed: set[str], capabilities: frozenset[str], clock_note: str | None = None
+) -> str | None:
+    """Why ``case`` does not apply to this run, or None (``clock_note``: why the clock is not frozen)."""
     unclaimed = sorted(set(case.profiles) - claimed)
     if unclaimed:
         return f"profile(s) not claimed: {', '.join(unclaimed)}"
     missing = sorted(set(case.needs) - capabilities)
     if missing:
-        return f"environment lacks: {', '.join(missing)}"
+        why = f" ({clock_note})" if clock_note and "frozen-clock" in missing else ""
+        return f"environment lacks: {', '.join(missing)}{why}"
     return None
+
+
+def tail_of_logs(paths: list[Path], lines: int) -> list[str]:
+    """The last ``lines`` lines of the given log files, in order."""
+    text: list[str] = []
+    for path in paths:
+        text += path.read_text(encoding="utf-8", errors="replace").splitlines()
+    return text[-lines:]
+
+
+def drop_empty_logs(log_dir: Path) -> None:
+    """Delete the stderr logs of adapters that wrote nothing, and the directory if none is left."""
+    for path in log_dir.glob("*.stderr.log"):
+        if path.stat().st_size == 0:
+            path.unlink()
+    if log_dir.is_dir() and not any(log_dir.iterdir()):
+        log_dir.rmdir()
 
 
 class Run:
@@ -115,6 +145,8 @@ class Run:
         self.known = KnownFailures()
         self.corpus: list[Case] = []
         self.environment: dict[str, Any] = {}
+        self.seed = config.seed if config.seed is not None else secrets.randbelow(2**31)
+        self.aborted_stderr: list[str] = []
 
     # -- set-up --------------------------------------------------------------------------
     def _prepare(self) -> tuple[list[str], list[Case]]:
@@ -148,6 +180,7 @@ class Run:
             self.terminal.message(f"usage error: {exc}", "bold red")
             return EXIT_USAGE
         self.config.out.mkdir(parents=True, exist_ok=True)
+        self.terminal.seed(self.seed)
         with EventLog(self.config.out / "events.jsonl") as events:
             try:
                 if self.config.redis_url:
@@ -167,6 +200,7 @@ class Run:
                 adapter=self.config.adapter,
                 environment=self.environment,
                 cases=len(selected),
+                seed=self.seed,
             )
             log_dir = self.config.out / "adapters"
             log_dir.mkdir(exist_ok=True)
@@ -183,11 +217,30 @@ class Run:
             finally:
                 pool.close()
                 env.close()
+            if self.aborted and self.hello is None:
+                self.aborted_stderr = tail_of_logs(
+                    sorted(log_dir.glob(f"{SUBJECT}-*.stderr.log")), STDERR_TAIL_LINES
+                )
+            drop_empty_logs(log_dir)
             report = self._report(code)
             events.emit("run_finished", summary=report["summary"], verdict=report["verdict"], exit_code=code)
-        write_report(self.config.out / "report.json", report)
+        self._write(report)
         self.terminal.final(report)
         return code
+
+    def _write(self, report: dict[str, Any]) -> None:
+        """report.json, junit.xml (and ``--junit``), summary.md (appended to ``$GITHUB_STEP_SUMMARY``)."""
+        out = self.config.out
+        write_report(out / "report.json", report)
+        junit = junit_xml(report)
+        for path in {out / "junit.xml", *([self.config.junit] if self.config.junit else [])}:
+            path.write_text(junit, encoding="utf-8")
+        summary = markdown_summary(report)
+        (out / "summary.md").write_text(summary, encoding="utf-8")
+        step_summary = os.environ.get("GITHUB_STEP_SUMMARY")
+        if step_summary:
+            with open(step_summary, "a", encoding="utf-8") as handle:
+                handle.write(summary + "\n")
 
     def _run(self, selected: list[Case], env: RedisEnvironment, pool: AdapterPool, events: EventLog) -> int:
         try:
@@ -222,7 +275,7 @@ class Run:
     def _case(self, case: Case, env: RedisEnvironment, pool: AdapterPool) -> dict[str, Any]:
         if self.aborted:
             return case_record(case, "not-run", note=self.aborted)
-        reason = applicability(case, set(self.claimed), env.capabilities)
+        reason = applicability(case, set(self.claimed), env.capabilities, env.clock_note)
         if reason:
             return case_record(case, "not-applicable", note=reason)
         skip = self.known.find("skip", case)
@@ -235,18 +288,22 @@ class Run:
             run = CaseRun("fail", 0, Failure(None, None, "scripts", message))
         elif case is stateful.CASE:
             run = stateful.run_property(
-                env, pool, examples=self.config.property_examples, out_dir=self.config.out
+                env,
+                pool,
+                examples=self.config.property_examples,
+                out_dir=self.config.out,
+                seed_value=self.seed,
             )
         elif case is workload.CASE:
             # The retry/delay mix runs only for claimed profiles; their verdicts come from
             # their own cases, so the workload cites core requirements only.
-            config = workload.WorkloadConfig(profiles=tuple(self.claimed))
+            config = workload.WorkloadConfig(profiles=tuple(self.claimed), seed=self.seed)
             run = workload.run_workload(env, pool, config, self.config.out)
         else:
             run = run_case(case, env, pool)
         entry = self.known.find("fail", case)
         status = apply_fail_entry(entry, run.status, run.failure.message if run.failure else None)
-        note = "listed in [[fail]] of the known-failures file, but passed" if status == "xpass" else None
+        note = "listed in [[fail]] of the known-failures file, but passed" if status == "xpass" else run.note
         return case_record(case, status, run=run, known=entry, note=note)
 
     def _check_crash_loop(self, pool: AdapterPool) -> None:
@@ -285,7 +342,9 @@ class Run:
             else {"ok": not self.scripts, "problems": self.scripts},
             "verdict": VERDICTS[code],
             "exit_code": code,
+            "seed": self.seed,
             "aborted": self.aborted,
+            "aborted_stderr": self.aborted_stderr,
             "summary": summarise(self.records),
             "cases": self.records,
             "requirements": requirement_verdicts(self.records),

@@ -19,13 +19,13 @@ import hashlib
 import json
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TypeVar, cast
 
 import hypothesis.strategies as st
-from hypothesis import HealthCheck, Phase, Verbosity, reject, settings
-from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, rule, run_state_machine_as_test
+from hypothesis import HealthCheck, Phase, Verbosity, reject, seed, settings
+from hypothesis.stateful import RuleBasedStateMachine, get_state_machine_test, initialize, invariant, rule
 from redis.exceptions import RedisError
 
 from .adapter import AdapterFailure
@@ -166,6 +166,18 @@ class Exploration:
     shrink_s: float
     best: Counterexample | None = None
     shrink_until: float | None = None
+    programs: int = 0
+    steps: int = 0
+    digest: Any = field(default_factory=hashlib.sha256)
+    """Of every program run, in order: the same seed gives the same digest (a replay check)."""
+
+    def ran(self, program: list[dict[str, Any]], ns: str) -> None:
+        self.programs += 1
+        self.steps += len(program)
+        self.digest.update(json.dumps(program, sort_keys=True).replace(ns, "${ns}").encode() + b"\n")
+
+    def describe(self) -> str:
+        return f"{self.programs} programs, {self.steps} steps, digest {self.digest.hexdigest()[:12]}"
 
     def expired(self) -> bool:
         return self.shrink_until is not None and time.monotonic() > self.shrink_until
@@ -206,6 +218,7 @@ class CoreMachine(RuleBasedStateMachine):
             raise
 
     def teardown(self) -> None:
+        self.exploration.ran(self.program, self.ctx.ns)
         self.ctx.pool.observer = None
         self.ctx.close()
 
@@ -491,16 +504,18 @@ def run_property(
     examples: int,
     shrink_s: float = 30.0,
     out_dir: Path | None = None,
+    seed_value: int = 0,
 ) -> CaseRun:
-    """Run ``examples`` random programs; a failing one is shrunk (for up to ``shrink_s``) and,
-    with ``out_dir``, exported as a case file."""
+    """Run ``examples`` random programs drawn from ``seed_value`` (the same seed, the same
+    programs); a failing one is shrunk (for up to ``shrink_s``) and, with ``out_dir``, exported
+    as a case file."""
     started = time.monotonic()
     exploration = Exploration(env, pool, shrink_s)
     error: Exception | None = None
     try:
         # Any factory works; hypothesis' stubs only name the class form.
         factory = cast(type[CoreMachine], lambda: CoreMachine(exploration))
-        run_state_machine_as_test(factory, settings=_settings(examples))
+        seed(seed_value)(get_state_machine_test(factory, settings=_settings(examples)))()
     except Exception as exc:  # the failure the machines recorded, or hypothesis' own report
         error = exc
     best = exploration.best
@@ -509,10 +524,11 @@ def run_property(
             None if error is None else Failure(None, None, "case-error", f"{type(error).__name__}: {error}")
         )
         status = "pass" if failure is None else STATUS_BY_KIND[failure.kind]
-        return CaseRun(status, int((time.monotonic() - started) * 1000), failure)
+        return CaseRun(status, int((time.monotonic() - started) * 1000), failure, note=exploration.describe())
     failure = best.failure
     if out_dir is not None and best.program:
         where = export(best, out_dir, env, pool)
         failure = Failure(failure.step, failure.verb, failure.kind, f"{failure.message}; case: {where}")
     duration_ms = int((time.monotonic() - started) * 1000)
-    return CaseRun(STATUS_BY_KIND[failure.kind], duration_ms, failure, best.stderr, best.transcript)
+    status = STATUS_BY_KIND[failure.kind]
+    return CaseRun(status, duration_ms, failure, best.stderr, best.transcript, exploration.describe())
