@@ -11,6 +11,8 @@ from typing import Any
 from . import data
 
 DEFAULT_PROFILES = ("core",)
+PROXY_FAULTS = frozenset({"lose-reply", "drop-call", "script-error", "restart"})
+"""Faults the runner's proxy injects (:mod:`.proxy`): only on ``proxied`` sessions."""
 
 
 class CaseFileError(Exception):
@@ -29,6 +31,8 @@ class SessionSpec:
     refusable: bool = False
     """``open`` may fail with a domain error (a client that checks its prefix when created);
     every call on the session then gets that error, as from a client that checks on first use."""
+    proxied: bool = False
+    """Connected through the runner's fault proxy (:mod:`.proxy`); needs ``own_process``."""
     untagged: bool = False
     """The prefix is the namespace without its hash tag braces, ``rwqc:<token>[:<queue>]``."""
 
@@ -144,10 +148,19 @@ def lint(case: Case) -> list[str]:
             problems.append(f"step {index}: advance_time_ms needs 'clock-control' or 'frozen-clock' in needs")
         elif step.get("fault") == "script-flush" and "managed-redis" not in case.needs:
             problems.append(f"step {index}: script-flush needs 'managed-redis' in needs")
+        elif step.get("fault") in PROXY_FAULTS:
+            targets = [session] if session else list(case.sessions)
+            if not all(case.sessions[name].proxied for name in targets):
+                problems.append(f"step {index}: {step['fault']} needs sessions with proxied: true")
+            if (step["fault"] == "script-error") != ("reply" in step):
+                problems.append(f"step {index}: a reply is given with script-error, and only with it")
     if busy:
         problems.append(f"async call(s) never awaited: {', '.join(sorted(busy.values()))}")
     if any(spec.own_process for spec in case.sessions.values()) and "multi-process" not in case.needs:
         problems.append("own_process sessions need 'multi-process' in needs")
+    for spec in case.sessions.values():
+        if spec.proxied and not (spec.own_process and "managed-redis" in case.needs):
+            problems.append(f"session {spec.name!r}: proxied needs own_process and 'managed-redis' in needs")
     return problems
 
 

@@ -14,6 +14,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
+from urllib.parse import urlsplit
 
 from redis.exceptions import RedisError, ResponseError
 
@@ -33,6 +34,7 @@ from .matching import (
     substitute,
 )
 from .pool import SUBJECT, AdapterPool, hosting_impl
+from .proxy import FaultProxy
 from .state import logical_state, raw_keys
 from .wire import ONE_SCRIPT, Party, Trace, WireError
 
@@ -141,6 +143,7 @@ class CaseContext:
         self.transcript: collections.deque[dict[str, Any]] = collections.deque(maxlen=TRANSCRIPT_LIMIT)
         self._marks: dict[AdapterProcess, int] = {}
         self._own: list[AdapterProcess] = []
+        self.proxies: dict[str, FaultProxy] = {}
         self.position = 0
         self.invalid_steps: set[int] = set()
         """Steps whose call the subject refused with INVALID_ARGUMENT: they must send nothing."""
@@ -183,7 +186,15 @@ class CaseContext:
 
     def _open(self, session: Session) -> None:
         impl = hosting_impl(session.spec.impl)
-        if session.spec.own_process:
+        if session.spec.proxied:
+            proxy = self.proxies.get(session.spec.name)
+            if proxy is None:
+                parts = urlsplit(self.env.url)
+                proxy = FaultProxy((parts.hostname or "127.0.0.1", parts.port or 6379))
+                self.proxies[session.spec.name] = proxy
+            process = self.pool.start(impl, proxy.url)
+            self._own.append(process)
+        elif session.spec.own_process:
             process = self.pool.start(impl)
             self._own.append(process)
         else:
@@ -213,6 +224,8 @@ class CaseContext:
         """Stop own processes, reset shared ones, delete the namespace; never raises."""
         for process in self._own:
             process.stop()
+        for proxy in self.proxies.values():
+            proxy.close()
         for process in self._marks:
             if process not in self._own and process.alive:
                 with contextlib.suppress(AdapterFailure):
@@ -325,6 +338,13 @@ def _fault(ctx: CaseContext, step: dict[str, Any]) -> None:
         ctx.env.script_flush()
     elif kind == "kill-connections":
         ctx.env.kill_clients({ctx.sessions[name].client_name for name in targets})
+    elif kind in ("lose-reply", "drop-call", "script-error"):
+        for name in targets:
+            ctx.proxies[name].arm(kind, step.get("reply", ""))
+    elif kind == "restart":
+        for name in targets:
+            ctx.proxies[name].sever()
+        ctx.env.script_flush()
     elif kind == "kill-session-process":
         for name in targets:
             session = ctx.sessions[name]

@@ -98,16 +98,18 @@ class AdapterPool:
         if self.observer is not None:
             self.observer(label, direction, message)
 
-    def start(self, impl: str) -> AdapterProcess:
-        """A new process of ``impl`` that has completed its handshake (HandshakeFailed if not)."""
+    def start(self, impl: str, redis_url: str | None = None) -> AdapterProcess:
+        """A new process of ``impl`` that has completed its handshake (HandshakeFailed if not),
+        connected to ``redis_url`` (default: the run's Redis)."""
         self._started += 1
         label = f"{impl}-{self._started}"
+        redis_url = redis_url or self.redis_url
         process = AdapterProcess(
             self.argvs[impl],
             label=label,
             env={
                 "RWQ_CONFORMANCE": "1",
-                "RWQ_REDIS_URL": self.redis_url,
+                "RWQ_REDIS_URL": redis_url,
                 "RWQ_REDIS_CLUSTER": "1" if self.cluster else "",
                 "RWQ_PROTOCOL": "1",
             },
@@ -116,7 +118,7 @@ class AdapterPool:
             observer=self._observe,
         )
         try:
-            hello = process.handshake(self.redis_url, cluster=self.cluster)
+            hello = process.handshake(redis_url, cluster=self.cluster)
             self._check_cluster(hello)
         except BaseException:
             process.kill()

@@ -6,9 +6,10 @@ session by its connection's ``CLIENT SETNAME`` name (the commands a script runs,
 belong to the script call just before them). The subject's sessions, and connections that never
 named themselves, must:
 
-* write only through canonical scripts (RWQ-SCRIPT-001): besides ``EVALSHA``/``EVAL`` and
-  ``SCRIPT LOAD`` of scripts in ``lua/manifest.json``, only the commands of :data:`ALLOWED` and
-  read-only commands other than ``KEYS`` (RWQ-DEEP-004);
+* write only through canonical scripts (RWQ-SCRIPT-001) and send, besides ``EVALSHA``/``EVAL``
+  and ``SCRIPT LOAD`` of scripts in ``lua/manifest.json``, only the commands of :data:`ALLOWED`
+  (RWQ-SCRIPT-006): no read of a queue key outside a script (a ``GET`` of a lease key to check
+  ownership before the script is a check-then-act race), and never ``KEYS`` (RWQ-DEEP-004);
 * touch only keys under their queue's prefix ``P:``, in their own commands and in the commands
   their scripts run (RWQ-KEYS-006); ``SCAN`` must ``MATCH`` inside ``P:``, and ``BLMOVE`` must be
   ``BLMOVE P:queue P:processing RIGHT LEFT t`` with ``0 < t <= 1`` s (RWQ-LEASE-008, RWQ-LEASE-012);
@@ -45,21 +46,31 @@ if TYPE_CHECKING:
 
 ALLOWED = frozenset(
     {
-        (b"BLMOVE",),
-        (b"SCAN",),
-        (b"INFO",),
-        (b"CONFIG", b"GET"),
+        # opening a connection, and Redis Cluster's topology
+        (b"HELLO",),
+        (b"AUTH",),
+        (b"SELECT",),
         (b"CLIENT", b"SETNAME"),
         (b"CLIENT", b"SETINFO"),
-        (b"HELLO",),
         (b"PING",),
-        (b"SELECT",),
         (b"ECHO",),
-        (b"TIME",),
+        (b"READONLY",),
+        (b"ASKING",),
+        (b"COMMAND",),
+        (b"CLUSTER", b"SLOTS"),
+        (b"CLUSTER", b"SHARDS"),
+        (b"CLUSTER", b"NODES"),
+        # the server checks (SPEC 11), the script cache
+        (b"INFO",),
+        (b"CONFIG", b"GET"),
         (b"SCRIPT", b"EXISTS"),
+        # the blocking lease, deep_clean, and reading the retry policy (shapes checked below)
+        (b"BLMOVE",),
+        (b"SCAN",),
+        (b"HGETALL",),
     }
 )
-"""Non-script commands a session may send besides read-only ones (name, or name and subcommand)."""
+"""Every non-script command a session may send (name, or name and subcommand): RWQ-SCRIPT-006."""
 ONE_SCRIPT = {"complete_and_lease": "complete_and_lease"}
 """Adapter methods that must be a single call of the named canonical script."""
 HANDSHAKE = frozenset({(b"HELLO",), (b"AUTH",), (b"SELECT",), (b"CLIENT", b"SETNAME"), (b"CLIENT", b"SETINFO")})
@@ -353,16 +364,22 @@ class Checker:
         if name == b"KEYS":
             self._flag(party, f"sent {show(seen.args)}: items are found with SCAN, never KEYS (RWQ-DEEP-004)")
             return
-        spec = self.table.spec(seen.args)
-        readonly = spec is not None and b"readonly" in spec.flags
-        if not readonly and (name,) not in ALLOWED and (name, sub) not in ALLOWED:
+        if (name,) not in ALLOWED and (name, sub) not in ALLOWED:
             self._flag(
                 party,
-                f"sent {show(seen.args)}: writes go through canonical scripts only, and this "
-                "command is neither a script call nor read-only (RWQ-SCRIPT-001)",
+                f"sent {show(seen.args)}: besides script calls a client sends only the commands of "
+                "RWQ-SCRIPT-006; queue keys are read and written inside the canonical scripts "
+                "(RWQ-SCRIPT-001)",
             )
             return
-        if name == b"BLMOVE":
+        if name == b"HGETALL":
+            if seen.args[1:] != (party.prefix + b"policy",):
+                self._flag(
+                    party,
+                    f"sent {show(seen.args)}: HGETALL is only for reading the queue's retry policy "
+                    f"{party.prefix.decode(errors='replace')}policy (RWQ-SCRIPT-006)",
+                )
+        elif name == b"BLMOVE":
             self._blmove(party, seen)
         elif name == b"SCAN":
             upper = [arg.upper() for arg in seen.args]
