@@ -36,6 +36,16 @@ def test_a_policy_field_from_a_later_version_is_ignored(queue: WorkQueue, r: red
     assert queue.retry_policy() == RetryPolicy(max_attempts=2)
 
 
+def test_policy_numbers_are_read_as_the_scripts_read_them(queue: WorkQueue, r: redis.Redis) -> None:
+    """str.isdigit() took Unicode digits: ARABIC-INDIC 3 read as 3 and a superscript 2 raised ValueError."""
+    queue.set_retry_policy(RetryPolicy(max_attempts=2))
+    r.hset(
+        queue.keys.policy.decode(),
+        mapping={"max_attempts": "\u0663", "base_ms": "\u00b2", "cap_ms": "2" + "0" * 15},
+    )
+    assert queue.retry_policy() == RetryPolicy(max_attempts=0, base_ms=0, cap_ms=0)
+
+
 def test_exponential_backoff_stays_finite_after_many_attempts(queue: WorkQueue, r: redis.Redis) -> None:
     """base 0 * 2^1024 was NaN: ZADD failed after the item had been moved out of its keys."""
     queue.set_retry_policy(RetryPolicy(max_attempts=0, backoff="exponential", base_ms=0, cap_ms=0))

@@ -435,10 +435,19 @@ def get_policy(keys: QueueKeys) -> Plan[RetryPolicy | None]:
     backoff: Literal["fixed", "exponential"] = (
         "exponential" if fields.get("backoff") == "exponential" else "fixed"
     )
-    # Read the way the scripts read it: fields a later version adds are ignored (RWQ-VER-002),
-    # and a value that is not a non-negative integer counts as 0.
-    numbers = {name: int(fields[name]) if fields.get(name, "").isdigit() else 0 for name in _POLICY_LIMITS}
+    # Read the way the scripts read it (RWQ-RETRY-014): fields a later version adds are ignored
+    # (RWQ-VER-002), and a value that is not a non-negative integer counts as 0.
+    numbers = {name: _stored_int(fields.get(name, "")) for name in _POLICY_LIMITS}
     return RetryPolicy(backoff=backoff, **numbers)
+
+
+def _stored_int(value: str) -> int:
+    """A number as the scripts read it: ASCII decimal digits (``^%d+$``) up to 10**15, else 0."""
+    digits = value.lstrip("0")
+    if not value or not value.isascii() or not value.isdigit() or len(digits) > 16:
+        return 0
+    number = int(digits or "0")
+    return number if number <= 10**15 else 0
 
 
 def fail(keys: QueueKeys, held: Lease, reason: str = "") -> Plan[FailResult]:

@@ -6,6 +6,7 @@ import (
 	"encoding/binary"
 	"encoding/json"
 	"strconv"
+	"strings"
 )
 
 // Backoff kinds of a RetryPolicy.
@@ -97,13 +98,28 @@ func (q *Queue) RetryPolicy(ctx context.Context) (*RetryPolicy, error) {
 	if len(raw) == 0 {
 		return nil, nil
 	}
-	p := &RetryPolicy{Backoff: raw["backoff"]}
+	// Read as the scripts read it (RWQ-RETRY-014), whoever wrote it: a malformed number is 0.
+	p := &RetryPolicy{Backoff: BackoffFixed}
+	if raw["backoff"] == BackoffExponential {
+		p.Backoff = BackoffExponential
+	}
 	for i, dst := range []*int64{&p.MaxAttempts, &p.BaseMs, &p.CapMs, &p.JitterPct, &p.DeadMaxCount, &p.DeadMaxAgeMs} {
-		if *dst, err = strconv.ParseInt(raw[policyNames[i]], 10, 64); err != nil {
-			return nil, redisFailure("malformed policy field "+policyNames[i], err)
-		}
+		*dst = storedInt(raw[policyNames[i]])
 	}
 	return p, nil
+}
+
+// storedInt reads a number as the scripts do: ASCII decimal digits (^%d+$) up to 10^15, else 0.
+func storedInt(s string) int64 {
+	digits := strings.TrimLeft(s, "0")
+	if s == "" || len(digits) > 16 || strings.Trim(s, "0123456789") != "" {
+		return 0
+	}
+	n, err := strconv.ParseInt("0"+digits, 10, 64)
+	if err != nil || n > 1_000_000_000_000_000 {
+		return 0
+	}
+	return n
 }
 
 // Fail records a failed attempt by the lease holder: the item is retried after the policy's

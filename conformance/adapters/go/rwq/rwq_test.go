@@ -401,6 +401,18 @@ func TestEvictionPolicyWarning(t *testing.T) {
 	}
 }
 
+// A policy written by another client is read as the scripts read it; a malformed field once
+// made RetryPolicy fail with REDIS_ERROR where Python read 0.
+func TestRetryPolicyReadLikeTheScripts(t *testing.T) {
+	q, rdb := newQueue(t, nil)
+	rdb.HSet(ctx, q.prefix+":policy", "max_attempts", "abc", "backoff", "linear", "cap_ms", "2000000000000000",
+		"jitter_pct", "0010", "dead_max_count", "\u0663", "dead_max_age_ms", "nan", "later_field", "9")
+	want := RetryPolicy{Backoff: BackoffFixed, JitterPct: 10}
+	if p := must[*RetryPolicy](t)(q.RetryPolicy(ctx)); p == nil || *p != want {
+		t.Fatalf("policy read as %+v, want %+v", p, want)
+	}
+}
+
 func TestRetryProfile(t *testing.T) {
 	q, _ := newQueue(t, nil)
 	if p := must[*RetryPolicy](t)(q.RetryPolicy(ctx)); p != nil {
