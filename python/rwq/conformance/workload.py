@@ -461,7 +461,7 @@ def run_workload(
     where = f"; history: {workload.write(out_dir / 'workload', anomalies)}" if out_dir else ""
     duration_ms = int((time.monotonic() - started) * 1000)
     if not anomalies:
-        return CaseRun("pass", duration_ms)
+        return CaseRun("pass", duration_ms, note=f"seed {config.seed}, {workload.ops} operations")
     kinds = sorted({a.kind for a in anomalies})
     message = f"{len(anomalies)} anomalies ({', '.join(kinds)}), seed {config.seed}: " + "; ".join(
         a.message for a in anomalies[:5]
