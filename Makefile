@@ -6,7 +6,7 @@ PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed-$(shell cat pyproject.toml | cksum | cut -d' ' -f1)
 OUT ?= conformance-out
 
-.PHONY: all venv system-deps test test-python test-go lint typecheck generate check-generated conformance conformance-go mutants bench clean
+.PHONY: all venv system-deps test test-python test-go lint typecheck generate check-generated conformance conformance-go conformance-cluster mutants bench clean
 
 all: test
 
@@ -34,17 +34,19 @@ lint: venv
 typecheck: venv
 	$(VENV)/bin/mypy
 
-test: test-python test-go mutants
+test: test-python test-go conformance-cluster mutants
 
 test-python: venv system-deps check-generated lint typecheck
 	$(VENV)/bin/pytest -q
 
-# The Go client's own tests, then the conformance suite against its adapter (interop included).
+# The Go client's own tests, then the conformance suite against its adapter (interop included),
+# on one Redis and on a local Redis Cluster.
 test-go: conformance-go
 
 conformance-go: venv system-deps
 	bash conformance/adapters/go/build.sh test
 	$(VENV)/bin/rwq conformance --adapter "$(abspath conformance/adapters/go/bin/rwq-adapter)" --out $(OUT)-go
+	$(VENV)/bin/rwq conformance --cluster --adapter "$(abspath conformance/adapters/go/bin/rwq-adapter)" --out $(OUT)-go-cluster
 
 # The mutation audit: every mutant of the ledger (conformance/audit/) must fail the case it names,
 # and the reference must pass them all. Prints caught K/N; fails below 100 %.
@@ -54,6 +56,10 @@ mutants: venv system-deps
 conformance: venv system-deps
 	$(VENV)/bin/rwq conformance --adapter "$(abspath $(PY)) -m rwq.conformance.reference_adapter" --out $(OUT)
 
+# The same suite against a local 3-master Redis Cluster the runner starts (cases of group cluster too).
+conformance-cluster: venv system-deps
+	$(VENV)/bin/rwq conformance --cluster --adapter "$(abspath $(PY)) -m rwq.conformance.reference_adapter" --out $(OUT)-cluster
+
 # rwq side by side with raw redis-py, Streams, redis-work-queue 0.1.5, bullmq and rq, on one Redis;
 # ratios within one run (BENCH_ARGS=--quick for a smoke run). Never part of make test.
 bench: venv system-deps
@@ -61,4 +67,4 @@ bench: venv system-deps
 	$(PY) -m bench $(BENCH_ARGS)
 
 clean:
-	rm -rf $(VENV) $(OUT) $(OUT)-go conformance/adapters/go/bin conformance/adapters/go/rwq/lua .mypy_cache .ruff_cache .pytest_cache .hypothesis dist build
+	rm -rf $(VENV) $(OUT) $(OUT)-go $(OUT)-cluster $(OUT)-go-cluster conformance/adapters/go/bin conformance/adapters/go/rwq/lua .mypy_cache .ruff_cache .pytest_cache .hypothesis dist build

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import asyncio
 import threading
-import time
 import uuid
 from collections.abc import AsyncIterator, Iterator
 from typing import Any, cast
@@ -15,9 +14,7 @@ from redis.asyncio.cluster import RedisCluster as AsyncRedisCluster
 from redis.cluster import RedisCluster
 
 from rwq import AsyncWorkQueue, CleanReport, Counts, InvalidArgument, Outcome, WorkQueue
-from rwq.conformance.redis_server import RedisServer
-
-SLOT_RANGES = ((0, 5460), (5461, 10922), (10923, 16383))
+from rwq.conformance.cluster import SLOT_RANGES, LocalCluster
 
 
 def command(client: Any, *args: Any) -> Any:
@@ -25,75 +22,17 @@ def command(client: Any, *args: Any) -> Any:
     return client.execute_command(*args)
 
 
-class Cluster:
-    """Three masters, each a :class:`RedisServer` with cluster mode on, slots split evenly."""
-
-    def __init__(self) -> None:
-        self.nodes: list[RedisServer] = []
-
-    def start(self) -> Cluster:
-        for _ in SLOT_RANGES:
-            server = RedisServer(
-                extra_args=(
-                    "--cluster-enabled",
-                    "yes",
-                    "--cluster-config-file",
-                    "nodes.conf",  # relative to the server's own temporary --dir
-                    "--cluster-node-timeout",
-                    "5000",
-                )
-            )
-            self.nodes.append(server.start())
-        first = self.nodes[0].client()
-        for node in self.nodes[1:]:
-            command(first, "CLUSTER", "MEET", "127.0.0.1", node.port)
-        for node, (low, high) in zip(self.nodes, SLOT_RANGES, strict=True):
-            client = node.client()
-            command(client, "CLUSTER", "ADDSLOTSRANGE", low, high)
-            client.close()
-        first.close()
-        self._wait_ok()
-        return self
-
-    def _wait_ok(self) -> None:
-        deadline = time.monotonic() + 30
-        while time.monotonic() < deadline:
-            if all(self._node_ready(node) for node in self.nodes):
-                return
-            time.sleep(0.05)
-        raise RuntimeError("the cluster did not reach cluster_state:ok")
-
-    @staticmethod
-    def _node_ready(node: RedisServer) -> bool:
-        client = node.client()
-        try:
-            info = command(client, "CLUSTER", "INFO")
-            text = info.decode() if isinstance(info, bytes) else str(info)
-            slots = command(client, "CLUSTER", "SLOTS")
-            return "cluster_state:ok" in text and len(slots) == len(SLOT_RANGES)
-        finally:
-            client.close()
-
-    @property
-    def port(self) -> int:
-        return self.nodes[0].port
-
-    def stop(self) -> None:
-        for node in self.nodes:
-            node.stop()
-
-
 @pytest.fixture(scope="module")
-def cluster() -> Iterator[Cluster]:
-    nodes = Cluster()
+def cluster() -> Iterator[LocalCluster]:
+    nodes = LocalCluster().start()
     try:
-        yield nodes.start()
+        yield nodes
     finally:
         nodes.stop()
 
 
 @pytest.fixture
-def rc(cluster: Cluster) -> Iterator[RedisCluster]:
+def rc(cluster: LocalCluster) -> Iterator[RedisCluster]:
     client = RedisCluster(host="127.0.0.1", port=cluster.port)
     yield client
     client.close()
@@ -110,29 +49,29 @@ def cq(rc: RedisCluster, tagged: str) -> WorkQueue:
 
 
 @pytest.fixture
-async def arc(cluster: Cluster) -> AsyncIterator[AsyncRedisCluster]:
+async def arc(cluster: LocalCluster) -> AsyncIterator[AsyncRedisCluster]:
     client = AsyncRedisCluster(host="127.0.0.1", port=cluster.port)
     await client.initialize()
     yield client
     await client.aclose()
 
 
-def all_queue_keys(cluster: Cluster, prefix: str) -> list[bytes]:
+def all_queue_keys(cluster: LocalCluster, prefix: str) -> list[bytes]:
     """Every key of the queue, collected from every master."""
     found: list[bytes] = []
-    for node in cluster.nodes:
+    for node in cluster.servers:
         client = node.client()
         found += cast(list[bytes], client.keys(f"{prefix}*"))
         client.close()
     return sorted(found)
 
 
-def owner_port(cluster: Cluster, key: bytes) -> int:
+def owner_port(cluster: LocalCluster, key: bytes) -> int:
     """The port of the master that holds ``key`` (it answers EXISTS without a redirection)."""
-    client = cluster.nodes[0].client()
+    client = cluster.servers[0].client()
     slot = int(command(client, "CLUSTER", "KEYSLOT", key))
     client.close()
-    for node, (low, high) in zip(cluster.nodes, SLOT_RANGES, strict=True):
+    for node, (low, high) in zip(cluster.servers, SLOT_RANGES, strict=True):
         if low <= slot <= high:
             return node.port
     raise AssertionError(slot)
@@ -149,7 +88,7 @@ def test_prefix_without_hash_tag_is_refused_before_any_io(rc: RedisCluster) -> N
             WorkQueue(rc, bad)
 
 
-async def test_async_prefix_without_hash_tag_is_refused_before_any_io(cluster: Cluster) -> None:
+async def test_async_prefix_without_hash_tag_is_refused_before_any_io(cluster: LocalCluster) -> None:
     client = AsyncRedisCluster(host="127.0.0.1", port=cluster.port)  # never initialized: no I/O yet
     try:
         with pytest.raises(InvalidArgument, match="hash tag"):
@@ -162,7 +101,7 @@ def test_hash_tag_not_needed_outside_cluster(r: redis.Redis) -> None:
     assert WorkQueue(r, "jobs").add("a", b"") is True
 
 
-def test_sync_add_lease_complete(cluster: Cluster, cq: WorkQueue, tagged: str) -> None:
+def test_sync_add_lease_complete(cluster: LocalCluster, cq: WorkQueue, tagged: str) -> None:
     assert cq.add("a", b"A") is True
     assert cq.add("a", b"again") is False
     assert cq.add_many([("b", b"B"), ("c", b"C"), ("b", b"x")]) == [True, True, False]
@@ -198,7 +137,7 @@ def test_sync_light_clean(rc: RedisCluster, cq: WorkQueue) -> None:
     assert cq.counts() == Counts(1, 1)
 
 
-def test_sync_deep_clean(cluster: Cluster, rc: RedisCluster, cq: WorkQueue, tagged: str) -> None:
+def test_sync_deep_clean(cluster: LocalCluster, rc: RedisCluster, cq: WorkQueue, tagged: str) -> None:
     cq.add("listed", b"")
     rc.set(cq.keys.item("orphan"), b"O")
     rc.lpush(cq.keys.queue, "ghost")
@@ -208,8 +147,8 @@ def test_sync_deep_clean(cluster: Cluster, rc: RedisCluster, cq: WorkQueue, tagg
     assert not [key for key in all_queue_keys(cluster, tagged) if b"deep_clean" in key]
 
 
-def test_sync_blocking_lease_wakes_up(cluster: Cluster, cq: WorkQueue, tagged: str) -> None:
-    producer = RedisCluster(host="127.0.0.1", port=cluster.nodes[1].port)
+def test_sync_blocking_lease_wakes_up(cluster: LocalCluster, cq: WorkQueue, tagged: str) -> None:
+    producer = RedisCluster(host="127.0.0.1", port=cluster.servers[1].port)
     timer = threading.Timer(0.2, lambda: WorkQueue(producer, tagged).add("late", b"L"))
     timer.start()
     try:
@@ -222,14 +161,14 @@ def test_sync_blocking_lease_wakes_up(cluster: Cluster, cq: WorkQueue, tagged: s
     assert cq.lease(1000, block=True, timeout_ms=200) is None
 
 
-def flush_scripts(cluster: Cluster) -> None:
-    for node in cluster.nodes:
+def flush_scripts(cluster: LocalCluster) -> None:
+    for node in cluster.servers:
         client = node.client()
         client.script_flush()
         client.close()
 
 
-def test_sync_noscript_recovery(cluster: Cluster, cq: WorkQueue) -> None:
+def test_sync_noscript_recovery(cluster: LocalCluster, cq: WorkQueue) -> None:
     cq.add("a", b"")
     flush_scripts(cluster)
     held = cq.lease(5000)
@@ -240,7 +179,7 @@ def test_sync_noscript_recovery(cluster: Cluster, cq: WorkQueue) -> None:
     assert cq.counts() == Counts(0, 0)
 
 
-async def test_async_noscript_recovery(cluster: Cluster, arc: AsyncRedisCluster, tagged: str) -> None:
+async def test_async_noscript_recovery(cluster: LocalCluster, arc: AsyncRedisCluster, tagged: str) -> None:
     aq = AsyncWorkQueue(arc, tagged)
     flush_scripts(cluster)
     assert await aq.add("a", b"") is True
@@ -248,7 +187,7 @@ async def test_async_noscript_recovery(cluster: Cluster, arc: AsyncRedisCluster,
     assert await aq.light_clean() == CleanReport((), 0)
 
 
-async def test_async_fresh_client_first_call(cluster: Cluster, tagged: str) -> None:
+async def test_async_fresh_client_first_call(cluster: LocalCluster, tagged: str) -> None:
     """A new asyncio RedisCluster, handed straight to AsyncWorkQueue, as an application would."""
     client = AsyncRedisCluster(host="127.0.0.1", port=cluster.port)
     try:

@@ -166,5 +166,12 @@ def test_report_verdicts_cover_every_requirement(reference_report: dict[str, Any
     assert set(verdicts) <= set(_requirements())
     uncovered = sorted(set(_requirements()) - set(verdicts) - set(_waivers()))
     assert uncovered == [], f"requirements the reference run has no verdict for and no waiver: {uncovered}"
-    assert {rid: v["verdict"] for rid, v in verdicts.items() if v["verdict"] != "pass"} == {}
+    on_cluster = {  # judged by the cluster run (make conformance-cluster), not-run on one server
+        rid
+        for rid in verdicts
+        if all("cluster" in case.needs for case in _cases() if rid in case.requirements)
+    }
+    assert {rid: v["verdict"] for rid, v in verdicts.items() if v["verdict"] != "pass"} == dict.fromkeys(
+        on_cluster, "not-run"
+    )
     assert reference_report["claimed_profiles"] == ["core", "retry", "delay", "legacy-lease"]
