@@ -3,18 +3,25 @@
 from __future__ import annotations
 
 import asyncio
+import io
+import json
+import shlex
+import sys
 import threading
 import uuid
 from collections.abc import AsyncIterator, Iterator
+from pathlib import Path
 from typing import Any, cast
 
 import pytest
 import redis
 from redis.asyncio.cluster import RedisCluster as AsyncRedisCluster
 from redis.cluster import RedisCluster
+from rich.console import Console
 
 from rwq import AsyncWorkQueue, CleanReport, Counts, InvalidArgument, Outcome, WorkQueue
 from rwq.conformance.cluster import SLOT_RANGES, LocalCluster
+from rwq.conformance.runner import EXIT_ADAPTER_BROKEN, EXIT_CONFORMS, RunConfig, run
 
 
 def command(client: Any, *args: Any) -> Any:
@@ -243,3 +250,55 @@ async def test_async_blocking_lease(arc: AsyncRedisCluster, tagged: str) -> None
     assert held is not None
     assert held.id == "late"
     assert await aq.lease(1000, block=True, timeout_ms=200) is None
+
+
+# -- the conformance runner's cluster target ------------------------------------------------------
+
+
+def _run(tmp_path: Path, adapter: str, cluster: LocalCluster, pattern: str) -> tuple[int, dict[str, Any]]:
+    """``rwq conformance --cluster --redis-url <node>`` over the cases matching ``pattern``."""
+    out = tmp_path / "out"
+    config = RunConfig(
+        adapter=adapter,
+        out=out,
+        redis_url=cluster.url,
+        cluster=True,
+        pattern=pattern,
+        console=Console(file=io.StringIO(), width=200),
+    )
+    code = run(config)
+    return code, json.loads((out / "report.json").read_text())
+
+
+def test_runner_on_an_existing_cluster(tmp_path: Path, cluster: LocalCluster) -> None:
+    """The reference passes group cluster on a cluster given by URL (a running clock: the case
+    that needs a frozen one is not applicable), its namespaces on a node other than the seed."""
+    adapter = f"{shlex.quote(sys.executable)} -m rwq.conformance.reference_adapter"
+    code, report = _run(tmp_path, adapter, cluster, "cluster/**")
+    assert code == EXIT_CONFORMS
+    statuses = {case["id"]: case["status"] for case in report["cases"]}
+    assert statuses == {
+        "cluster/prefix/hash-tag-required": "pass",
+        "cluster/deep-clean/scan-on-slot-node": "pass",
+        "cluster/scripts/on-slot-node": "not-applicable",
+    }
+    assert report["environment"]["cluster"][0] == cluster.url
+
+
+def test_runner_refuses_an_adapter_without_cluster_support(tmp_path: Path, cluster: LocalCluster) -> None:
+    script = tmp_path / "standalone_only.py"
+    script.write_text(
+        "from rwq.conformance import reference_adapter\n"
+        "hello = reference_adapter.Adapter.hello\n"
+        "def standalone_hello(self, args):\n"
+        "    reply = hello(self, args)\n"
+        "    del reply['capabilities']\n"
+        "    return reply\n"
+        "reference_adapter.Adapter.hello = standalone_hello\n"
+        "reference_adapter.main()\n"
+    )
+    code, report = _run(
+        tmp_path, f"{shlex.quote(sys.executable)} {shlex.quote(str(script))}", cluster, "cluster/**"
+    )
+    assert code == EXIT_ADAPTER_BROKEN
+    assert "does not declare cluster support" in report["aborted"]
