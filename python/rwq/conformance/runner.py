@@ -109,6 +109,8 @@ def applicability(
     if missing:
         why = f" ({clock_note})" if clock_note and "frozen-clock" in missing else ""
         return f"environment lacks: {', '.join(missing)}{why}"
+    if "cluster" in capabilities and any(spec.proxied for spec in case.sessions.values()):
+        return "the fault proxy stands in front of one server; a cluster client connects to every node"
     return None
 
 
