@@ -759,3 +759,44 @@ def test_same_seed_same_workload_schedule() -> None:
     assert schedule(5) == schedule(5)
     assert schedule(5) != schedule(6)
     assert len({tuple(rngs) for rngs in schedule(5)}) == WorkloadConfig().workers  # one stream each
+
+
+def test_failure_time_may_explain_is_inconclusive_on_a_running_clock(
+    tmp_path: Path, redis_server: RedisServer
+) -> None:
+    """On a running clock a failing case that took longer than its shortest lease is reported
+    not-applicable (real time may have expired it), never failed; a failure no duration explains,
+    or any failure under a frozen clock, still fails."""
+    cases = tmp_path / "cases"
+    cases.mkdir()
+    add = {"call": "add", "session": "p", "args": {"id": {"utf8": "a"}, "data": {"utf8": "A"}}}
+    wrong_counts = {"call": "counts", "session": "p", "expect": {"result": {"queued": 9, "processing": 9}}}
+    document = {
+        "format": 1,
+        "group": "timing",
+        "description": "always-failing cases, with and without a short lease",
+        "defaults": {"profiles": ["core"], "sessions": {"p": {}}},
+        "cases": [
+            {
+                "id": "timing/short-lease",
+                "title": "fails after a 1 ms lease",
+                "requirements": ["RWQ-COUNT-001"],
+                "needs": ["clock-control"],
+                "steps": [add, {"call": "lease", "session": "p", "args": {"lease_ms": 1}}, wrong_counts],
+            },
+            {
+                "id": "timing/no-duration",
+                "title": "fails with no duration in play",
+                "requirements": ["RWQ-COUNT-001"],
+                "steps": [add, wrong_counts],
+            },
+        ],
+    }
+    (cases / "timing.json").write_text(json.dumps(document))
+    running = conformance(tmp_path, redis_url=redis_server.url, cases_dir=cases)
+    short = running.case("timing/short-lease")
+    assert short["status"] == "not-applicable", short
+    assert short["note"].startswith("environment lacks: frozen-clock (inconclusive: the case took ")
+    assert running.status("timing/no-duration") == "fail"
+    frozen = conformance(tmp_path, cases_dir=cases)
+    assert frozen.status("timing/short-lease") == frozen.status("timing/no-duration") == "fail"

@@ -114,6 +114,40 @@ def applicability(
     return None
 
 
+def shortest_duration_ms(case: Case) -> int | None:
+    """The shortest positive duration (an ``*_ms`` argument: a lease, a timeout, a delay) the case
+    gives a call or a session, or None."""
+    found: list[int] = []
+
+    def walk(value: object) -> None:
+        if isinstance(value, dict):
+            for key, item in value.items():
+                if isinstance(key, str) and key.endswith("_ms") and type(item) is int and item > 0:
+                    found.append(item)
+                walk(item)
+        elif isinstance(value, list):
+            for item in value:
+                walk(item)
+
+    walk([step.get("args") for step in case.steps if "call" in step])
+    walk([spec.options for spec in case.sessions.values()])
+    return min(found, default=None)
+
+
+def inconclusive(case: Case, run: CaseRun, frozen: bool) -> str | None:
+    """Why a failure of ``case`` proves nothing, or None: on a running clock, a case that took
+    longer than its shortest lease or timeout may have watched it expire for real."""
+    if frozen or run.failure is None or run.failure.kind != "mismatch":
+        return None
+    shortest = shortest_duration_ms(case)
+    if shortest is None or run.duration_ms < shortest:
+        return None
+    return (
+        f"environment lacks: frozen-clock (inconclusive: the case took {run.duration_ms} ms on a running "
+        f"clock, longer than its shortest duration, {shortest} ms)"
+    )
+
+
 def tail_of_logs(paths: list[Path], lines: int) -> list[str]:
     """The last ``lines`` lines of the given log files, in order."""
     text: list[str] = []
@@ -303,6 +337,9 @@ class Run:
             run = workload.run_workload(env, pool, config, self.config.out)
         else:
             run = run_case(case, env, pool)
+        doubt = inconclusive(case, run, env.frozen) if case not in (stateful.CASE, workload.CASE) else None
+        if doubt:
+            return case_record(case, "not-applicable", run=run, note=doubt)
         entry = self.known.find("fail", case)
         status = apply_fail_entry(entry, run.status, run.failure.message if run.failure else None)
         note = "listed in [[fail]] of the known-failures file, but passed" if status == "xpass" else run.note
