@@ -107,12 +107,17 @@ type CleanReport struct {
 // failover) or a *redis.ClusterClient, on which the prefix must contain a hash tag ("{jobs}").
 // opts may be nil. New does no I/O; the server is checked on the first operation.
 //
-// Create rdb with MaxRetries: -1. go-redis retries a command whose connection failed, so a script
-// whose reply was lost would run again and its second answer be reported (a Complete saying false
-// to the call that completed the item); without retries that is a REDIS_ERROR (RWQ-FAIL-004).
+// Create rdb with MaxRetries: -1 (New refuses a client that retries). go-redis retries a command
+// whose connection failed, so a script whose reply was lost would run again and its second answer
+// be reported (a Complete saying false to the call that completed the item); without retries that
+// is a REDIS_ERROR (RWQ-FAIL-004).
 func New(rdb redis.UniversalClient, prefix string, opts *Options) (*Queue, error) {
 	if rdb == nil {
 		return nil, invalid("a Redis client is required")
+	}
+	if retries(rdb) > 0 {
+		return nil, invalid("create the Redis client with MaxRetries: -1: it re-sends a command whose " +
+			"connection failed, so a script whose reply was lost would run twice (RWQ-FAIL-004)")
 	}
 	if _, ring := rdb.(*redis.Ring); ring {
 		return nil, invalid("redis.Ring is not supported: it would spread one queue over shards")
@@ -142,6 +147,18 @@ func (q *Queue) Prefix() string { return q.prefix }
 type conn interface {
 	redis.Cmdable
 	Do(ctx context.Context, args ...any) *redis.Cmd
+}
+
+// retries is how often rdb re-sends a command whose connection failed (go-redis's default is 3;
+// MaxRetries: -1 makes it 0). A cluster's node clients, which run the queue's commands, inherit it.
+func retries(rdb redis.UniversalClient) int {
+	switch c := rdb.(type) {
+	case *redis.Client:
+		return c.Options().MaxRetries
+	case *redis.ClusterClient:
+		return c.Options().MaxRetries
+	}
+	return 0
 }
 
 // node is where commands about the queue go: on a cluster, the master of its slot, directly.

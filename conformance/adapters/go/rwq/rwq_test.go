@@ -115,6 +115,18 @@ func TestValidationBeforeIO(t *testing.T) {
 		"requeue id":   func() error { _, err := q.RequeueDead(ctx, []string{""}); return err },
 		"glob prefix":  func() error { _, err := New(rdb, "jobs*", nil); return err },
 		"empty prefix": func() error { _, err := New(rdb, "", nil); return err },
+		"retrying client": func() error {
+			c := redis.NewClient(&redis.Options{Addr: "127.0.0.1:1"}) // go-redis retries 3 times by default
+			defer c.Close()
+			_, err := New(c, "jobs", nil)
+			return err
+		},
+		"retrying cluster client": func() error {
+			c := redis.NewClusterClient(&redis.ClusterOptions{Addrs: []string{"127.0.0.1:1"}, MaxRetries: 2})
+			defer c.Close()
+			_, err := New(c, "{jobs}", nil)
+			return err
+		},
 		"cluster no tag": func() error {
 			c := redis.NewClusterClient(&redis.ClusterOptions{Addrs: []string{"127.0.0.1:1"}})
 			defer c.Close()
@@ -389,7 +401,7 @@ func TestLegacyLeaseKey(t *testing.T) {
 }
 
 func TestEvictionPolicyWarning(t *testing.T) {
-	rdb := redis.NewClient(&redis.Options{Addr: standaloneAddr})
+	rdb := redis.NewClient(&redis.Options{Addr: standaloneAddr, MaxRetries: -1})
 	defer rdb.Close()
 	must[string](t)(rdb.ConfigSet(ctx, "maxmemory-policy", "allkeys-lru").Result())
 	defer rdb.ConfigSet(ctx, "maxmemory-policy", "noeviction")

@@ -116,7 +116,7 @@ var queueSeq int
 // newQueue returns a queue with a fresh prefix on the standalone server, and the raw client.
 func newQueue(t *testing.T, opts *Options) (*Queue, *redis.Client) {
 	t.Helper()
-	rdb := redis.NewClient(&redis.Options{Addr: standaloneAddr})
+	rdb := redis.NewClient(&redis.Options{Addr: standaloneAddr, MaxRetries: -1})
 	t.Cleanup(func() { rdb.Close() })
 	queueSeq++
 	q, err := New(rdb, fmt.Sprintf("test%d-%s", queueSeq, t.Name()), opts)
