@@ -416,6 +416,9 @@ def test_known_failure_entry_matching_nothing_fails_the_run(tmp_path: Path) -> N
     outcome = conformance(tmp_path, known_failures=path, pattern="counts/")
     assert outcome.closing == (selected("counts/"), 0, 0)
     assert outcome.report["known_failures"]["unmatched"][0]["case"] == "counts/no-such/case"
+    failure = ET.parse(tmp_path / "out-0" / "junit.xml").find("testsuite[@name='run']/testcase/failure")
+    assert failure is not None
+    assert failure.get("message") == "[[skip]] counts/no-such/case matches no case"
     assert outcome.code == EXIT_NONCONFORMANT
 
 
@@ -699,6 +702,12 @@ def test_handshake_failure_shows_the_adapter_stderr(tmp_path: Path) -> None:
     assert outcome.report["aborted_stderr"] == ["cannot connect to redis: ECONNREFUSED"]
     assert "cannot connect to redis: ECONNREFUSED" in outcome.text
     assert "ECONNREFUSED" in (tmp_path / "out-0" / "summary.md").read_text()
+    root = ET.parse(tmp_path / "out-0" / "junit.xml").getroot()
+    assert (root.get("tests"), root.get("errors")) == ("1", "1")  # a broken adapter is never green
+    error = root.find("testsuite[@name='run']/testcase[@name='aborted']/error")
+    assert error is not None
+    assert error.get("message") == outcome.report["aborted"]
+    assert error.text == "cannot connect to redis: ECONNREFUSED"
 
 
 def test_cli_output_fits_80_columns_without_ansi(tmp_path: Path) -> None:

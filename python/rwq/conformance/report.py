@@ -232,10 +232,37 @@ def junit_xml(report: dict[str, Any]) -> str:
             suite.set(key, str(counts[key]))
         suite.set("time", f"{sum(r['duration_ms'] for r in records) / 1000:.3f}")
         totals.update(counts)
+    totals.update(_run_problems(root, report))
     for key in ("tests", "failures", "errors", "skipped"):
         root.set(key, str(totals[key]))
     ET.indent(root)
     return '<?xml version="1.0" encoding="UTF-8"?>\n' + ET.tostring(root, encoding="unicode") + "\n"
+
+
+def _run_problems(root: ET.Element, report: dict[str, Any]) -> Counter[str]:
+    """A ``run`` testsuite for what fails a run outside its cases (an aborted run, a broken
+    handshake, known-failures entries that match nothing), so a CI that reads only JUnit sees it."""
+    problems = []
+    if report["aborted"]:
+        problems.append(
+            ("aborted", "error", report["aborted"], "\n".join(report.get("aborted_stderr") or []))
+        )
+    problems += [
+        ("known-failures", "failure", f"[[{entry['kind']}]] {entry['case']} matches no case", entry["reason"])
+        for entry in report["known_failures"]["unmatched"]
+    ]
+    counts: Counter[str] = Counter()
+    if not problems:
+        return counts
+    suite = ET.SubElement(root, "testsuite", name="run")
+    for name, kind, message, text in problems:
+        case = ET.SubElement(suite, "testcase", classname="run", name=name, time="0")
+        ET.SubElement(case, kind, message=_xml_text(message)).text = _xml_text(text)
+        counts["tests"] += 1
+        counts["errors" if kind == "error" else "failures"] += 1
+    for key in ("tests", "failures", "errors"):
+        suite.set(key, str(counts[key]))
+    return counts
 
 
 def _failure_text(record: dict[str, Any], report: dict[str, Any]) -> str:
