@@ -809,3 +809,21 @@ def test_failure_time_may_explain_is_inconclusive_on_a_running_clock(
     assert running.status("timing/no-duration") == "fail"
     frozen = conformance(tmp_path, cases_dir=cases)
     assert frozen.status("timing/short-lease") == frozen.status("timing/no-duration") == "fail"
+
+
+def test_a_libfaketime_that_does_not_freeze_falls_back_to_a_running_clock(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A preload the dynamic linker ignores (not a library, wrong architecture) leaves the clock
+    real: the runner notices, and runs without frozen-clock cases instead of failing them."""
+    bogus = _touch(tmp_path, "lib/libfaketime.so.1")
+    monkeypatch.setenv(FAKETIME_ENV, str(bogus))
+    outcome = conformance(tmp_path, pattern="complete-and-lease/effects/")
+    assert outcome.code == EXIT_CONFORMS, outcome.text[-2000:]
+    environment = outcome.report["environment"]
+    assert environment["clock"] == "surgery"
+    assert (
+        environment["clock_note"]
+        == f"no frozen clock with {bogus}: redis-server started, but its clock is not frozen"
+    )
+    assert {c["status"] for c in outcome.report["cases"]} <= {"pass", "not-applicable"}

@@ -70,7 +70,7 @@ class RedisEnvironment:
             try:
                 server = RedisServer(frozen_clock=True).start()
             except RedisUnavailable as exc:
-                note = f"redis-server would not start under {faketime.library} ({exc})"
+                note = f"no frozen clock with {faketime.library}: {exc}"
         server = server or RedisServer().start()
         env = cls(server.url, server=server)
         env.clock_note = note

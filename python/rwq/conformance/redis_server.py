@@ -246,6 +246,9 @@ class RedisServer:
                 args, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, cwd=self._dir
             )
             if self._wait_ready():
+                if self.frozen_clock and not self._clock_frozen():
+                    self.stop()
+                    raise RedisUnavailable("redis-server started, but its clock is not frozen")
                 return self
             self._process.kill()
             self._process.wait()
@@ -270,6 +273,12 @@ class RedisServer:
                     return True
             time.sleep(0.02)
         return False
+
+    def _clock_frozen(self) -> bool:
+        """Whether the server's clock reads the frozen start (a preload that failed leaves it real)."""
+        with self.client(socket_timeout=5) as probe:
+            seconds, _micros = probe.time()
+        return abs(int(seconds) - self._now.timestamp()) < 3600
 
     def _write_clock(self) -> None:
         assert self._dir is not None
