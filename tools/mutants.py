@@ -5,7 +5,8 @@ SPEC requirement, the wrong implementations a real port could ship, each a mutan
 ``conformance/mutants/<name>.py`` (the reference adapter with one behaviour changed) and the case
 that fails on it. This tool checks the ledger against SPEC and the case corpus, runs the reference
 over every named case (each must pass), runs each mutant over its own case (each must fail, with
-the named failure kind), prints ``caught K/N`` and exits 1 below 100 %.
+the named failure kind), prints ``caught K/N`` and exits 1 below 100 %. Cases that need Redis
+Cluster (group ``cluster``) run with ``--cluster``, the reference over them in a run of its own.
 
     python tools/mutants.py [--jobs N] [--only NAME ...] [--out DIR]
 """
