@@ -134,6 +134,26 @@ def write_case(tmp_path: Path, case: dict[str, Any], **document: Any) -> Path:
             "multi-process",
         ),
         ({"steps": [{"await": "h"}]}, "no async call in flight"),
+        (
+            {
+                "sessions": {"w": {"proxied": True}},
+                "needs": ["managed-redis"],
+                "steps": [{"call": "counts", "session": "w"}],
+            },
+            "proxied needs own_process",
+        ),
+        (
+            {"needs": ["managed-redis"], "steps": [{"fault": "lose-reply", "session": "p"}]},
+            "lose-reply needs sessions with proxied: true",
+        ),
+        (
+            {
+                "sessions": {"w": {"own_process": True, "proxied": True}},
+                "needs": ["managed-redis", "multi-process"],
+                "steps": [{"fault": "script-error", "session": "w"}],
+            },
+            "a reply is given with script-error",
+        ),
     ],
 )
 def test_invalid_cases_are_rejected(tmp_path: Path, case: dict[str, Any], problem: str) -> None:
