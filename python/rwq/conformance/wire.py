@@ -73,7 +73,9 @@ ALLOWED = frozenset(
 """Every non-script command a session may send (name, or name and subcommand): RWQ-SCRIPT-006."""
 ONE_SCRIPT = {"complete_and_lease": "complete_and_lease"}
 """Adapter methods that must be a single call of the named canonical script."""
-HANDSHAKE = frozenset({(b"HELLO",), (b"AUTH",), (b"SELECT",), (b"CLIENT", b"SETNAME"), (b"CLIENT", b"SETINFO")})
+HANDSHAKE = frozenset(
+    {(b"HELLO",), (b"AUTH",), (b"SELECT",), (b"CLIENT", b"SETNAME"), (b"CLIENT", b"SETINFO")}
+)
 """What opening a connection sends; allowed in a ``sends_nothing`` step (it is not the operation's I/O)."""
 RUNNER_NAMES = frozenset({"rwqc-runner", "rwqc-wire"})
 MAX_BLMOVE_S = 1.0
