@@ -10,15 +10,17 @@ from __future__ import annotations
 
 import contextlib
 import secrets
+import socket
 import time
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, BinaryIO
 from urllib.parse import urlsplit
 
 import redis
 from redis.crc import key_slot
 
 from .redis_server import RedisServer, RedisUnavailable
+from .wire import WireError, parse_line, show
 
 SLOT_RANGES = ((0, 5460), (5461, 10922), (10923, 16383))
 NODE_TIMEOUT_MS = 10**15  # ~31,000 years: no advance of the frozen clock makes a node look down
@@ -155,3 +157,81 @@ class LocalCluster:
         for server in self.servers:
             with contextlib.suppress(OSError):
                 server.stop()
+
+
+class OtherNodesTrace:
+    """``MONITOR`` of the masters that do not serve a case's namespace. A client sends every command
+    about its queue to the node of the queue's slot (RWQ-CLUSTER-002), so any command these nodes
+    see that names the namespace (a key, a ``SCAN`` pattern) is a violation: a ``SCAN`` fanned out to
+    every master, say, whose merged result is right."""
+
+    def __init__(self, nodes: list[Node], namespace: str, timeout_s: float) -> None:
+        self.namespace = namespace.encode()
+        self.marker = b"rwqc-wire:" + self.namespace + b":"
+        self.timeout_s = timeout_s
+        self._monitors: list[tuple[Node, socket.socket, BinaryIO]] = []
+        self._clients: list[Any] = []
+        try:
+            for node in nodes:
+                self._monitor(node)
+                self._clients.append(redis.Redis(host=node.host, port=node.port, client_name="rwqc-runner"))
+        except BaseException:
+            self.close()
+            raise
+
+    def _monitor(self, node: Node) -> None:
+        try:
+            sock = socket.create_connection((node.host, node.port), timeout=self.timeout_s)
+            stream = sock.makefile("rb")
+            self._monitors.append((node, sock, stream))
+            sock.sendall(b"CLIENT SETNAME rwqc-wire\r\nMONITOR\r\n")
+            replies = (stream.readline(), stream.readline())
+        except OSError as exc:
+            raise WireError(f"cannot MONITOR {node.host}:{node.port}: {exc}") from exc
+        if replies != (b"+OK\r\n", b"+OK\r\n"):
+            raise WireError(f"MONITOR was refused by {node.host}:{node.port}: {replies!r}")
+
+    def mark(self, step: int) -> None:
+        """Mark the start of step ``step`` in every node's trace."""
+        for client in self._clients:
+            client.echo(self.marker + str(step).encode())
+
+    def strays(self) -> list[tuple[int, str]]:
+        """(step, description) of every command naming the namespace that reached these nodes, up
+        to an end marker sent now; closes the trace."""
+        end = self.marker + b"end"
+        found: list[tuple[int, str]] = []
+        try:
+            for (node, sock, stream), client in zip(self._monitors, self._clients, strict=True):
+                client.echo(end)
+                step = 0
+                deadline = time.monotonic() + self.timeout_s
+                while True:
+                    sock.settimeout(max(deadline - time.monotonic(), 0.001))
+                    line = stream.readline()
+                    if not line:
+                        raise WireError(f"the MONITOR connection to {node.host}:{node.port} closed")
+                    seen = parse_line(line)
+                    if seen is None:
+                        continue
+                    if seen.name == b"ECHO" and seen.args[-1].startswith(self.marker):
+                        if seen.args[-1] == end:
+                            break
+                        step = int(seen.args[-1][len(self.marker) :])
+                    elif any(self.namespace in arg for arg in seen.args):
+                        found.append((step, f"{show(seen.args)} to {node.host}:{node.port}"))
+        except OSError as exc:
+            raise WireError(f"the other nodes' MONITOR trace did not arrive: {exc}") from exc
+        finally:
+            self.close()
+        return sorted(found)
+
+    def close(self) -> None:
+        for _, sock, stream in self._monitors:
+            for closable in (stream, sock):
+                with contextlib.suppress(OSError):
+                    closable.close()
+        self._monitors.clear()
+        for client in self._clients:
+            client.close()
+        self._clients.clear()

@@ -22,6 +22,7 @@ from ..protocol.scripts import registry
 from . import data
 from .adapter import AdapterFailure, AdapterProcess, Reply
 from .cases import Case, SessionSpec
+from .cluster import OtherNodesTrace
 from .encoding import Json, decode_bytes, encode_bytes, is_bytes
 from .environment import RedisEnvironment
 from .matching import (
@@ -460,6 +461,19 @@ def _check_wire(ctx: CaseContext, trace: Trace) -> None:
         raise WireFailure(violations[0].step, violations[0].message + more)
 
 
+def _check_strays(strays: OtherNodesTrace) -> None:
+    """On a cluster: nothing about the case's queue reached a node that does not serve its slot."""
+    found = strays.strays()
+    if found:
+        step, what = found[0]
+        more = f" (and {len(found) - 1} more)" if len(found) > 1 else ""
+        raise WireFailure(
+            step,
+            f"a session sent {what}, a node that does not serve the queue's slot: a client sends "
+            f"every command about its queue to the node of the slot (RWQ-CLUSTER-002){more}",
+        )
+
+
 def run_case(case: Case, env: RedisEnvironment, pool: AdapterPool) -> CaseRun:
     """Execute ``case`` in a fresh namespace; every failure becomes part of the returned CaseRun.
 
@@ -472,16 +486,24 @@ def run_case(case: Case, env: RedisEnvironment, pool: AdapterPool) -> CaseRun:
     verb: str | None = None
     failure: Failure | None = None
     trace: Trace | None = None
+    strays: OtherNodesTrace | None = None
     try:
         if env.wire_checks:
             trace = Trace(env, namespace=ctx.ns, timeout_s=ctx.request_s)
+            if env.cluster:
+                others = [node for node in env.nodes if node != env.node]
+                strays = OtherNodesTrace(others, ctx.ns, ctx.request_s)
         ctx.open_all()
         for position, step in enumerate(case.steps, 1):
             index, verb = position, verb_of(step)
             ctx.position = position
             if trace is not None:
                 trace.mark(position)
+            if strays is not None:
+                strays.mark(position)
             VERBS[verb](ctx, step)
+        if strays is not None:
+            _check_strays(strays)
         if trace is not None:
             _check_wire(ctx, trace)
     except WireFailure as exc:
@@ -502,6 +524,8 @@ def run_case(case: Case, env: RedisEnvironment, pool: AdapterPool) -> CaseRun:
     finally:
         if trace is not None:
             trace.close()
+        if strays is not None:
+            strays.close()
         ctx.close()
         pool.observer = None
     run = CaseRun(
