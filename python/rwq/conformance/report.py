@@ -422,7 +422,9 @@ class Terminal:
             return
         self.message(f"\nfailing requirements ({len(failing)}):", "bold red")
         for req, ids in list(failing.items())[:MAX_LISTED]:
-            self.message(f"  {req}  {len(ids)} case(s): {_listing(ids)}")
+            # One line each, cut to the width: report.json and summary.md list every case.
+            line = Text(f"  {req}  {len(ids)} failed: {_listing(ids, 1)}")
+            self.console.print(line, highlight=False, no_wrap=True, overflow="ellipsis")
         if len(failing) > MAX_LISTED:
             self.message(f"  ... and {len(failing) - MAX_LISTED} more requirements")
 
