@@ -22,6 +22,7 @@ from rich.console import Console
 
 from rwq.conformance import data, redis_server
 from rwq.conformance.cases import load_cases, matches
+from rwq.conformance.environment import raw_client
 from rwq.conformance.execution import within_slack
 from rwq.conformance.pool import AdapterPool, expand
 from rwq.conformance.redis_server import FAKETIME_ENV, Faketime, RedisServer, find_faketime
@@ -828,3 +829,23 @@ def test_a_libfaketime_that_does_not_freeze_falls_back_to_a_running_clock(
         == f"no frozen clock with {bogus}: redis-server started, but its clock is not frozen"
     )
     assert {c["status"] for c in outcome.report["cases"]} <= {"pass", "not-applicable"}
+
+
+def test_commands_an_external_redis_refuses_make_cases_not_applicable(tmp_path: Path) -> None:
+    """A hosted Redis may forbid CLIENT LIST and CLIENT KILL (an ACL, renamed commands): the cases
+    that need them are not-applicable with the server's refusal, not errors of the port."""
+    with RedisServer() as server:
+        admin = raw_client(server.url)
+        admin.execute_command(
+            "ACL", "SETUSER", "port", "on", ">secret", "~*", "&*", "+@all", "-client|list", "-client|kill"
+        )
+        url = f"redis://port:secret@127.0.0.1:{server.port}/0"
+        outcome = conformance(tmp_path, redis_url=url, pattern="resilience/connection/recovers-after-kill")
+        blocking = conformance(tmp_path, redis_url=url, pattern="lease/blocking/wakes-on-add")
+        admin.close()
+    for result in (outcome, blocking):
+        assert result.code == EXIT_NOTHING_RAN, result.text[-2000:]
+        for case in result.report["cases"]:
+            assert case["status"] == "not-applicable"
+            assert case["note"].startswith("environment lacks: a command the runner needs (")
+            assert "no permissions" in case["note"]

@@ -148,6 +148,21 @@ def inconclusive(case: Case, run: CaseRun, frozen: bool) -> str | None:
     )
 
 
+REFUSALS = ("no permissions", "unknown command", "unknown subcommand", "not allowed", "disabled")
+"""How a server says it does not let the runner run a command (ACL, renamed or disabled commands)."""
+
+
+def refused(run: CaseRun, managed: bool) -> str | None:
+    """Why a case that failed on an external Redis proves nothing, or None: the server refused one
+    of the runner's own commands (``CLIENT LIST`` or ``CLIENT KILL`` under an ACL, say)."""
+    failure = run.failure
+    if managed or failure is None or failure.kind != "redis":
+        return None
+    if not any(marker in failure.message.lower() for marker in REFUSALS):
+        return None
+    return f"environment lacks: a command the runner needs ({failure.message})"
+
+
 def tail_of_logs(paths: list[Path], lines: int) -> list[str]:
     """The last ``lines`` lines of the given log files, in order."""
     text: list[str] = []
@@ -337,7 +352,9 @@ class Run:
             run = workload.run_workload(env, pool, config, self.config.out)
         else:
             run = run_case(case, env, pool)
-        doubt = inconclusive(case, run, env.frozen) if case not in (stateful.CASE, workload.CASE) else None
+        doubt = refused(run, env.is_managed) or (
+            inconclusive(case, run, env.frozen) if case not in (stateful.CASE, workload.CASE) else None
+        )
         if doubt:
             return case_record(case, "not-applicable", run=run, note=doubt)
         entry = self.known.find("fail", case)
