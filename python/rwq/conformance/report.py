@@ -348,7 +348,7 @@ class Terminal:
 
     def seed(self, seed: int) -> None:
         """The first line of a run: the seed of every random choice, and how to replay it."""
-        self.message(f"rwq conformance: seed {seed} (replay the same programs with --seed {seed})")
+        self.message(f"rwq conformance: seed {seed} (--seed {seed} replays this run)")
 
     def header(
         self, implementation: dict[str, Any], profiles: list[str], environment: dict[str, Any]
