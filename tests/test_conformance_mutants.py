@@ -65,3 +65,15 @@ def test_a_requirement_audited_twice_or_a_line_without_its_case_is_refused(tmp_p
     (tmp_path / "again.json").write_text((tmp_path / "test.json").read_text())
     with pytest.raises(ValueError, match="audited in two places"):
         mutants.load_ledger(tmp_path)
+
+
+def test_a_mutant_that_passes_one_of_its_also_cases_is_not_caught() -> None:
+    line = mutants.Line("RWQ-LEASE-001", "lifo", "logic", "pops left", "a/b", "mismatch", also=("a/c",))
+    failed = {"id": "a/b", "status": "fail", "failure": {"kind": "mismatch"}}
+    passed = {"id": "a/c", "status": "pass"}
+    assert mutants.verdict(line, mutants.Run(1, {"cases": [failed, passed]}, "", 1.0)) == "a/c: pass"
+    caught = {"id": "a/c", "status": "fail", "failure": {"kind": "wire"}}
+    assert mutants.verdict(line, mutants.Run(1, {"cases": [failed, caught]}, "", 1.0)) is None
+    assert mutants.verdict(line, mutants.Run(0, {"cases": [failed, caught]}, "", 1.0)) is not None
+    permuted = [{**caught, "id": "a/c@ref,subject", "status": "pass"}, {**caught, "id": "a/c@subject,ref"}]
+    assert mutants.verdict(line, mutants.Run(1, {"cases": [failed, *permuted]}, "", 1.0)) is None

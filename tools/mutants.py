@@ -50,11 +50,17 @@ class Line:
     case: str
     kind: str
     timeout_multiplier: float = 1.0
+    also: tuple[str, ...] = ()
 
     @property
     def case_id(self) -> str:
         """The case id without its interop permutation."""
         return self.case.split("@")[0]
+
+    @property
+    def case_ids(self) -> tuple[str, ...]:
+        """Every case the mutant must fail: its own and those of ``also``, without permutations."""
+        return tuple(case.split("@")[0] for case in (self.case, *self.also))
 
     @property
     def group(self) -> str:
@@ -96,6 +102,7 @@ def load_ledger(directory: Path = AUDIT_DIR) -> Ledger:
                         wrong["case"],
                         wrong["kind"],
                         float(wrong.get("timeout_multiplier", 1.0)),
+                        tuple(wrong.get("also", ())),
                     )
                 )
     return Ledger(tuple(lines), no_mutant)
@@ -123,6 +130,8 @@ def ledger_problems(ledger: Ledger) -> list[str]:
             problems.append(f"{line.mutant}: case {line.case_id} does not exist")
         elif line.kind != "wire" and line.requirement not in case.requirements:
             problems.append(f"{line.mutant}: case {line.case_id} does not cite {line.requirement}")
+        missing = [also for also in line.case_ids[1:] if also not in cases]
+        problems += [f"{line.mutant}: case {also} does not exist" for also in missing]
     files = {path.stem for path in MUTANTS_DIR.glob("*.py") if not path.stem.startswith("_")}
     named = Counter(line.mutant for line in ledger.lines)
     problems += [f"mutant {name} is in the ledger {n} times" for name, n in sorted(named.items()) if n > 1]
@@ -141,11 +150,16 @@ class Run:
     seconds: float
 
     def status(self, case: str) -> tuple[str, str | None]:
-        """The status of ``case`` (an id with its permutation) and its failure kind."""
-        for record in self.report.get("cases", []):
-            if record["id"] == case:
-                failure = record.get("failure") or {}
-                return record["status"], failure.get("kind")
+        """The status of ``case`` and its failure kind. A case id without a permutation stands for
+        all its permutations: the first that did not pass, else ``pass``."""
+        records = [
+            record
+            for record in self.report.get("cases", [])
+            if record["id"] == case or ("@" not in case and record["id"].startswith(case + "@"))
+        ]
+        for record in sorted(records, key=lambda record: record["status"] == "pass"):
+            failure = record.get("failure") or {}
+            return record["status"], failure.get("kind")
         return "did-not-run", None
 
 
@@ -172,7 +186,7 @@ def named_cases(lines: tuple[Line, ...], directory: Path, *, cluster: bool = Fal
     """A case directory holding only the cases the lines name (with all their permutations), the
     cluster cases or the others; None when there are none."""
     on_cluster = cluster_cases()
-    wanted = {line.case_id for line in lines if (line.case_id in on_cluster) == cluster}
+    wanted = {case for line in lines for case in line.case_ids if (case in on_cluster) == cluster}
     if not wanted:
         return None
     for path in sorted(data.cases_dir().glob("*.json")):
@@ -197,6 +211,9 @@ def verdict(line: Line, run: Run) -> str | None:
         return f"{line.case}: {status}"
     if kind != line.kind:
         return f"{line.case}: failed with {kind}, not {line.kind}"
+    for also in line.also:
+        if run.status(also)[0] not in FAILED:
+            return f"{also}: {run.status(also)[0]}"
     return None
 
 
@@ -242,7 +259,13 @@ def main(argv: list[str]) -> int:
                 jobs[name] = (reference_adapter, base / name, options)
         on_cluster = cluster_cases()
         for line in lines:
-            options = ["-k", line.case_id, "--timeout-multiplier", str(line.timeout_multiplier)]
+            if line.also:
+                own = Path(tempfile.mkdtemp(dir=scratch))
+                named_cases((line,), own, cluster=line.case_id in on_cluster)
+                selection = ["--cases", str(own)]
+            else:
+                selection = ["-k", line.case_id]
+            options = [*selection, "--timeout-multiplier", str(line.timeout_multiplier)]
             options += ["--cluster"] * (line.case_id in on_cluster)
             jobs[line.mutant] = (mutant_adapter(line.mutant), base / line.mutant, options)
         started = time.monotonic()
@@ -256,7 +279,8 @@ def main(argv: list[str]) -> int:
         "".join(run.output for run in references),
         max(run.seconds for run in references),
     )
-    reference_bad = sorted({line.case for line in lines if reference.status(line.case)[0] != "pass"})
+    named = {case for line in lines for case in (line.case, *line.also)}
+    reference_bad = sorted(case for case in named if reference.status(case)[0] != "pass")
     for case in reference_bad:
         print(f"REFERENCE FAILS {case}: {reference.status(case)[0]}")
     if reference.code != 0 and not reference_bad:
@@ -273,7 +297,8 @@ def main(argv: list[str]) -> int:
     print(
         f"caught {caught}/{len(lines)} mutants ({100 * caught // max(1, len(lines))} %), "
         f"reference {'passes' if not reference_bad and reference.code == 0 else 'FAILS'} "
-        f"{len({line.case for line in lines})} named cases, {time.monotonic() - started:.0f} s"
+        f"{len({case for line in lines for case in line.case_ids})} named cases, "
+        f"{time.monotonic() - started:.0f} s"
     )
     return 0 if caught == len(lines) and not reference_bad and reference.code == 0 else 1
 
