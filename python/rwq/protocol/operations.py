@@ -389,7 +389,9 @@ def deep_clean(keys: QueueKeys, *, chunk: int = 1000) -> Plan[CleanReport]:
     requeued: list[str] = []
     cursor = 0
     while True:
-        cursor, found = yield Call(("SCAN", cursor, "MATCH", item_prefix + b"*", "COUNT", chunk), keys.queue)
+        # Only strings are items: a nested queue's lists and hashes are not (RWQ-KEYS-009).
+        scan = ("SCAN", cursor, "MATCH", item_prefix + b"*", "COUNT", chunk, "TYPE", "string")
+        cursor, found = yield Call(scan, keys.queue)
         # Ids longer than RWQ/1 allows (older clients have no limit) are left alone.
         ids = [key[len(item_prefix) :] for key in found if 0 < len(key) - len(item_prefix) <= v.MAX_ID_BYTES]
         for part in _chunks(ids, chunk):

@@ -8,6 +8,9 @@ MAX_ID_BYTES = 512
 MAX_DURATION_MS = 31_536_000_000
 MAX_BATCH = 1000
 _GLOB_CHARS = frozenset("*?[]\\")
+# Key families whose names continue with any text (ids, runs): a prefix with one of these as a
+# segment after its first would nest a queue inside another queue's keys (RWQ-KEYS-008).
+RESERVED_SEGMENTS = frozenset(("item", "lease", "leased_by_session", "deep_clean"))
 
 
 def encode_new_id(item_id: object) -> bytes:
@@ -108,6 +111,12 @@ def prefix(value: object, *, cluster: bool) -> str:
         raise InvalidArgument(f"prefix must be 1..{MAX_ID_BYTES} bytes")
     if _GLOB_CHARS.intersection(value):
         raise InvalidArgument(f"prefix must not contain glob characters * ? [ ] \\: {value!r}")
+    nested = RESERVED_SEGMENTS.intersection(value.split(":")[1:])
+    if nested:
+        raise InvalidArgument(
+            f"prefix must not have a segment {min(nested)!r} after its first: its keys would be "
+            f"another queue's item or lease keys (RWQ-KEYS-008): {value!r}"
+        )
     if cluster and hash_tag(value) is None:
         raise InvalidArgument(
             f"on Redis Cluster the prefix must contain a hash tag such as '{{jobs}}' so all of "

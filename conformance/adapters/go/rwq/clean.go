@@ -69,7 +69,8 @@ func (q *Queue) DeepClean(ctx context.Context, chunk int) (CleanReport, error) {
 	}
 	itemPrefix := q.prefix + ":item:"
 	for cursor := uint64(0); ; {
-		found, next, err := node.Scan(ctx, cursor, itemPrefix+"*", int64(chunk)).Result()
+		// Only strings are items: a nested queue's lists and hashes are not (RWQ-KEYS-009).
+		found, next, err := node.ScanType(ctx, cursor, itemPrefix+"*", int64(chunk), "string").Result()
 		if err != nil {
 			return CleanReport{}, translate(err)
 		}

@@ -82,12 +82,22 @@ func hashTag(key string) (string, bool) {
 	return key[start+1 : start+1+end], true
 }
 
+// reservedSegments are the key families whose names continue with any text (ids, runs): a prefix
+// with one of them as a segment after its first would nest a queue inside another queue's keys.
+var reservedSegments = map[string]bool{"item": true, "lease": true, "leased_by_session": true, "deep_clean": true}
+
 func checkPrefix(prefix string, cluster bool) error {
 	if len(prefix) < 1 || len(prefix) > MaxIDBytes {
 		return invalid(fmt.Sprintf("prefix must be 1..%d bytes", MaxIDBytes))
 	}
 	if strings.ContainsAny(prefix, `*?[]\`) {
 		return invalid(`prefix must not contain glob characters * ? [ ] \: ` + quote(prefix))
+	}
+	for _, segment := range strings.Split(prefix, ":")[1:] {
+		if reservedSegments[segment] {
+			return invalid(fmt.Sprintf("prefix must not have a segment %q after its first: its keys would be "+
+				"another queue's item or lease keys (RWQ-KEYS-008): %s", segment, quote(prefix)))
+		}
 	}
 	if _, ok := hashTag(prefix); cluster && !ok {
 		return invalid("on Redis Cluster the prefix must contain a hash tag such as {jobs}: " + quote(prefix))
