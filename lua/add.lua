@@ -7,7 +7,7 @@
 --          id: UTF-8, 1..512 bytes; payload: any bytes
 -- Reply    array of n integers: 1 = added, 0 = an item with that id already exists
 --          (a repeated id within one call is added once and reported 0 the second time)
--- Errors   RWQ_INVALID_ARGUMENT (nothing is written)
+-- Errors   RWQ_INVALID_ARGUMENT, RWQ_WRONG_TYPE (nothing is written)
 -- Effects  delay 0: SET <P>:item:<id> payload NX for each pair (deleting any stale lease keys
 --          of that id), then one LPUSH of the added ids in argument order, so the first pair is
 --          leased first;
@@ -63,6 +63,22 @@ end
 
 local prefix = string.sub(queue, 1, -6)
 local delayed, dead = prefix .. 'delayed', prefix .. 'dead'
+-- Key types (RWQ-SCRIPT-007), before the first write: the first key of `...` that exists with
+-- another type than `want`, or nil.
+local function mistyped(want, ...)
+  for i = 1, select('#', ...) do
+    local key = select(i, ...)
+    local t = redis.call('TYPE', key).ok
+    if t ~= 'none' and t ~= want then return key end
+  end
+end
+local bad = mistyped('list', queue) or mistyped('zset', delayed, dead)
+  or (delay_ms > 0 and mistyped('hash', delayed .. ':data'))
+for i = 2, #ARGV, 2 do
+  local id = ARGV[i]
+  bad = bad or mistyped('string', prefix .. 'item:' .. id, prefix .. 'lease:' .. id, prefix .. 'leased_by_session:' .. id)
+end
+if bad then return redis.error_reply('RWQ_WRONG_TYPE ' .. bad .. ' holds another Redis type than SPEC 3 gives it') end
 -- One call answers the common case, a queue with neither profile key.
 local extended = redis.call('EXISTS', delayed, dead) > 0
 local check_delayed = extended and redis.call('EXISTS', delayed) == 1

@@ -11,7 +11,7 @@
 -- ARGV[4]  legacy       "1" also writes <P>:leased_by_session:<id>, "0" does not
 -- Reply    [1, payload, attempt] claimed (attempt 0 without a retry policy); [0] not claimed
 --          (the caller goes back to waiting)
--- Errors   RWQ_INVALID_ARGUMENT (nothing is written)
+-- Errors   RWQ_INVALID_ARGUMENT, RWQ_WRONG_TYPE (nothing is written)
 -- Effects  claimed: SET <P>:lease:<id> token PX lease_ms (and the legacy key when asked),
 --          retry: HSET <P>:attempts <id> (attempts + 1);
 --          ghost: LREM <P>:processing 1 <id>; held elsewhere: the moved duplicate entry is removed
@@ -29,6 +29,24 @@ if not token or #token == 0 or #token > 128 then return redis.error_reply('RWQ_I
 if ARGV[4] ~= '0' and ARGV[4] ~= '1' then return redis.error_reply('RWQ_INVALID_ARGUMENT legacy must be 0 or 1') end
 
 local prefix = string.sub(queue, 1, -6)
+-- Key types (RWQ-SCRIPT-007), before the first write: the first key of `...` that exists with
+-- another type than `want`, or nil.
+local function mistyped(want, ...)
+  for i = 1, select('#', ...) do
+    local key = select(i, ...)
+    local t = redis.call('TYPE', key).ok
+    if t ~= 'none' and t ~= want then return key end
+  end
+end
+-- The retry keys are read and written only while a policy exists.
+local bad = mistyped('list', processing)
+  or mistyped('string', prefix .. 'item:' .. id, prefix .. 'lease:' .. id, prefix .. 'leased_by_session:' .. id)
+  or mistyped('hash', prefix .. 'policy')
+if not bad and redis.call('EXISTS', prefix .. 'policy') == 1 then
+  bad = mistyped('hash', prefix .. 'attempts', prefix .. 'dead:data', prefix .. 'dead:info') or mistyped('zset', prefix .. 'dead')
+end
+if bad then return redis.error_reply('RWQ_WRONG_TYPE ' .. bad .. ' holds another Redis type than SPEC 3 gives it') end
+
 local data = redis.call('GET', prefix .. 'item:' .. id)
 if not data then
   redis.call('LREM', processing, 1, id)

@@ -8,7 +8,7 @@
 -- ARGV     1..1000 ids (or pairs), each id 1..512 bytes, each token 1..128 bytes
 -- Reply    array, one integer per item: 1 = completed by this call, 0 = no such item (already
 --          completed), -1 = "owner" mode and the caller does not hold the lease (item untouched)
--- Errors   RWQ_INVALID_ARGUMENT (nothing is written)
+-- Errors   RWQ_INVALID_ARGUMENT, RWQ_WRONG_TYPE (nothing is written)
 -- Effects  DEL <P>:item:<id>; LREM <P>:processing -1 <id>; DEL <P>:lease:<id> and
 --          <P>:leased_by_session:<id>; when the item was not in processing (a cleaner had put it
 --          back), LREM <P>:queue 1 <id> so no ghost copy stays queued; HDEL <P>:attempts <id>;
@@ -32,6 +32,24 @@ end
 -- rwq:arguments-valid (no write above this line; tools/generate.py composes scripts here)
 
 local prefix = string.sub(queue, 1, -6)
+-- Key types (RWQ-SCRIPT-007), before the first write: the first key of `...` that exists with
+-- another type than `want`, or nil.
+local function mistyped(want, ...)
+  for i = 1, select('#', ...) do
+    local key = select(i, ...)
+    local t = redis.call('TYPE', key).ok
+    if t ~= 'none' and t ~= want then return key end
+  end
+end
+local bad = mistyped('list', queue, processing) or mistyped('hash', prefix .. 'attempts')
+  or (not owner and (mistyped('zset', prefix .. 'delayed') or mistyped('hash', prefix .. 'delayed:data')))
+for i = 2, #ARGV, step do
+  local id = ARGV[i]
+  bad = bad or mistyped('string', prefix .. 'item:' .. id, prefix .. 'lease:' .. id, prefix .. 'leased_by_session:' .. id)
+end
+if bad then return redis.error_reply('RWQ_WRONG_TYPE ' .. bad .. ' holds another Redis type than SPEC 3 gives it') end
+-- rwq:keys-checked (no error reply below this line: the composite's bodies run after both checks)
+
 local result = {}
 for i = 2, #ARGV, step do
   local id = ARGV[i]

@@ -11,7 +11,7 @@
 -- ARGV[5]  mode         as complete.lua ARGV[1]: "any" or "owner"
 -- ARGV     1..1000 ids (or id, token pairs) to complete, as complete.lua ARGV[2..]
 -- Reply    [complete reply, lease reply], each exactly as the script of that name replies
--- Errors   RWQ_INVALID_ARGUMENT from either part, before anything is written
+-- Errors   RWQ_INVALID_ARGUMENT, RWQ_WRONG_TYPE from either part, before anything is written
 -- Effects  those of complete.lua, then those of lease.lua
 -- Cost     1 round trip; the sum of both parts
 local function complete_part(KEYS, ARGV)
@@ -32,6 +32,24 @@ end
 return function()
 
 local prefix = string.sub(queue, 1, -6)
+-- Key types (RWQ-SCRIPT-007), before the first write: the first key of `...` that exists with
+-- another type than `want`, or nil.
+local function mistyped(want, ...)
+  for i = 1, select('#', ...) do
+    local key = select(i, ...)
+    local t = redis.call('TYPE', key).ok
+    if t ~= 'none' and t ~= want then return key end
+  end
+end
+local bad = mistyped('list', queue, processing) or mistyped('hash', prefix .. 'attempts')
+  or (not owner and (mistyped('zset', prefix .. 'delayed') or mistyped('hash', prefix .. 'delayed:data')))
+for i = 2, #ARGV, step do
+  local id = ARGV[i]
+  bad = bad or mistyped('string', prefix .. 'item:' .. id, prefix .. 'lease:' .. id, prefix .. 'leased_by_session:' .. id)
+end
+if bad then return redis.error_reply('RWQ_WRONG_TYPE ' .. bad .. ' holds another Redis type than SPEC 3 gives it') end
+return function()
+
 local result = {}
 for i = 2, #ARGV, step do
   local id = ARGV[i]
@@ -54,6 +72,7 @@ end
 return result
 end
 end
+end
 local function lease_part(KEYS, ARGV)
 local queue, processing = KEYS[1] or '', KEYS[2]
 local prefix = string.sub(queue, 1, -6)
@@ -70,6 +89,7 @@ if not lease_ms then return redis.error_reply('RWQ_INVALID_ARGUMENT lease_ms mus
 if not token or #token == 0 or #token > 128 then return redis.error_reply('RWQ_INVALID_ARGUMENT token must be 1..128 bytes') end
 if not count then return redis.error_reply('RWQ_INVALID_ARGUMENT count must be an integer in 1..1000') end
 if ARGV[4] ~= '0' and ARGV[4] ~= '1' then return redis.error_reply('RWQ_INVALID_ARGUMENT legacy must be 0 or 1') end
+if #ARGV ~= 4 then return redis.error_reply('RWQ_INVALID_ARGUMENT expected lease_ms, token, count, legacy') end
 return function()
 
 -- A count stored by any client: a non-negative integer, anything else reads as 0.
@@ -81,11 +101,60 @@ end
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 local delayed, policy = prefix .. 'delayed', prefix .. 'policy'
+-- Key types (RWQ-SCRIPT-007), before the first write: the first key of `...` that exists with
+-- another type than `want`, or nil.
+local function mistyped(want, ...)
+  for i = 1, select('#', ...) do
+    local key = select(i, ...)
+    local t = redis.call('TYPE', key).ok
+    if t ~= 'none' and t ~= want then return key end
+  end
+end
+local function item_mistyped(id)
+  return mistyped('string', prefix .. 'item:' .. id, prefix .. 'lease:' .. id, prefix .. 'leased_by_session:' .. id)
+end
+local bad = mistyped('list', queue, processing) or mistyped('zset', delayed) or mistyped('hash', policy)
 -- One call answers the common case, a queue with neither profile key.
-local extended = redis.call('EXISTS', delayed, policy) > 0
+local extended = not bad and redis.call('EXISTS', delayed, policy) > 0
+local promoting = extended and redis.call('EXISTS', delayed) == 1
+local counting = extended and redis.call('EXISTS', policy) == 1
+local max_attempts = counting and stored_int(redis.call('HGET', policy, 'max_attempts')) or 0
+if promoting then bad = mistyped('hash', delayed .. ':data') end
+if counting then
+  bad = bad or mistyped('hash', prefix .. 'attempts', prefix .. 'dead:data', prefix .. 'dead:info')
+    or mistyped('zset', prefix .. 'dead')
+end
+local due_ids = promoting and redis.call('ZRANGEBYSCORE', delayed, '-inf', now, 'LIMIT', 0, 100) or {}
+for _, id in ipairs(due_ids) do bad = bad or item_mistyped(id) end
+-- The queue entries the loop below will examine, walked from the tail as it will walk them
+-- (promoted ids, pushed at the head, come after them and were checked above).
+local consumed, will_grant, will_skip, seen = {}, 0, 0, 0
+while not bad and will_grant < count and will_skip < 1000 do
+  local size = seen == 0 and count or 100
+  local page = redis.call('LRANGE', queue, -(seen + size), -(seen + 1))
+  for j = #page, 1, -1 do
+    local id = page[j]
+    bad = item_mistyped(id)
+    if bad then break end
+    if not consumed[id] and redis.call('EXISTS', prefix .. 'item:' .. id) == 1
+        and redis.call('EXISTS', prefix .. 'lease:' .. id, prefix .. 'leased_by_session:' .. id) == 0 then
+      consumed[id] = true
+      local attempt = counting and stored_int(redis.call('HGET', prefix .. 'attempts', id)) + 1 or 0
+      if max_attempts > 0 and attempt > max_attempts then will_skip = will_skip + 1 else will_grant = will_grant + 1 end
+    else
+      will_skip = will_skip + 1
+    end
+    if will_grant >= count or will_skip >= 1000 then break end
+  end
+  if #page < size then break end
+  seen = seen + size
+end
+if bad then return redis.error_reply('RWQ_WRONG_TYPE ' .. bad .. ' holds another Redis type than SPEC 3 gives it') end
+return function()
+
 local due_in = -1
-if extended and redis.call('EXISTS', delayed) == 1 then
-  for _, id in ipairs(redis.call('ZRANGEBYSCORE', delayed, '-inf', now, 'LIMIT', 0, 100)) do
+if promoting then
+  for _, id in ipairs(due_ids) do
     local data = redis.call('HGET', delayed .. ':data', id)
     if data and redis.call('SET', prefix .. 'item:' .. id, data, 'NX') then
       redis.call('DEL', prefix .. 'lease:' .. id, prefix .. 'leased_by_session:' .. id)
@@ -97,8 +166,6 @@ if extended and redis.call('EXISTS', delayed) == 1 then
   local next_due = redis.call('ZRANGE', delayed, 0, 0, 'WITHSCORES')[2]
   if next_due then due_in = math.max(tonumber(next_due) - now, 0) end
 end
-local counting = extended and redis.call('EXISTS', policy) == 1
-local max_attempts = counting and stored_int(redis.call('HGET', policy, 'max_attempts')) or 0
 
 local result, skipped = {0, now, due_in}, 0
 while #result - 3 < count do
@@ -145,11 +212,16 @@ end
 return result
 end
 end
+end
 local completing = {}
 for i = 5, #ARGV do completing[i - 4] = ARGV[i] end
-local run_complete = complete_part(KEYS, completing)
+local check_complete = complete_part(KEYS, completing)
+if type(check_complete) ~= 'function' then return check_complete end
+local check_lease = lease_part(KEYS, {ARGV[1], ARGV[2], ARGV[3], ARGV[4]})
+if type(check_lease) ~= 'function' then return check_lease end
+local run_complete = check_complete()
 if type(run_complete) ~= 'function' then return run_complete end
-local run_lease = lease_part(KEYS, {ARGV[1], ARGV[2], ARGV[3], ARGV[4]})
+local run_lease = check_lease()
 if type(run_lease) ~= 'function' then return run_lease end
 local completed = run_complete()
 local leased = run_lease()

@@ -12,7 +12,7 @@
 --   "trim"    applies the retention of <P>:policy (dead_max_age_ms, then dead_max_count),
 --             removing at most 1000 dead items, oldest first; reply [removed, remaining_excess]
 -- Reply    per mode, as listed above
--- Errors   RWQ_INVALID_ARGUMENT (nothing is written)
+-- Errors   RWQ_INVALID_ARGUMENT, RWQ_WRONG_TYPE (nothing is written)
 -- Effects  <P>:dead (zset id -> dead_at_ms), <P>:dead:data and <P>:dead:info (hashes by id);
 --          requeue also SET <P>:item:<id> NX and LPUSH <P>:queue
 -- Cost     1 round trip; O(log d + n)
@@ -30,6 +30,24 @@ local function ids_ok()
   end
   return true
 end
+-- Key types (RWQ-SCRIPT-007), before the first write: the first key of `...` that exists with
+-- another type than `want`, or nil.
+local function mistyped(want, ...)
+  for i = 1, select('#', ...) do
+    local key = select(i, ...)
+    local t = redis.call('TYPE', key).ok
+    if t ~= 'none' and t ~= want then return key end
+  end
+end
+-- The error reply for the first wrong-typed key among the dead-letter keys, the `extra` check
+-- and the keys of `ids`; nil when all are right.
+local function keys_wrong(extra, ids)
+  local bad = mistyped('zset', dead) or mistyped('hash', dead_data, dead_info) or extra
+  for _, id in ipairs(ids) do
+    bad = bad or mistyped('string', prefix .. 'item:' .. id, prefix .. 'lease:' .. id, prefix .. 'leased_by_session:' .. id)
+  end
+  if bad then return redis.error_reply('RWQ_WRONG_TYPE ' .. bad .. ' holds another Redis type than SPEC 3 gives it') end
+end
 local function forget(id)
   redis.call('ZREM', dead, id)
   redis.call('HDEL', dead_data, id)
@@ -42,6 +60,8 @@ if mode == 'list' then
   if #ARGV ~= 3 or not offset or offset > 100000000 or not count or count > 1000 then
     return redis.error_reply('RWQ_INVALID_ARGUMENT list takes offset 0..100000000 and count 1..1000')
   end
+  local wrong = keys_wrong(nil, {})
+  if wrong then return wrong end
   local flat = redis.call('ZREVRANGE', dead, offset, offset + count - 1, 'WITHSCORES')
   local result = {}
   for i = 1, #flat, 2 do
@@ -50,11 +70,21 @@ if mode == 'list' then
   return result
 elseif mode == 'get' then
   if #ARGV ~= 2 or #ARGV[2] == 0 or #ARGV[2] > 512 then return redis.error_reply('RWQ_INVALID_ARGUMENT get takes one id of 1..512 bytes') end
+  local wrong = keys_wrong(nil, {})
+  if wrong then return wrong end
   local at = redis.call('ZSCORE', dead, ARGV[2])
   if not at then return nil end
   return {ARGV[2], tonumber(at), redis.call('HGET', dead_info, ARGV[2]) or '{}', redis.call('HGET', dead_data, ARGV[2]) or ''}
 elseif mode == 'requeue' or mode == 'purge' then
   if not ids_ok() then return redis.error_reply('RWQ_INVALID_ARGUMENT expected 1..1000 ids of 1..512 bytes') end
+  -- purge touches only the dead-letter keys; requeue also the queue, attempts, delayed and items.
+  local wrong
+  if mode == 'purge' then
+    wrong = keys_wrong(nil, {})
+  else
+    wrong = keys_wrong(mistyped('list', queue) or mistyped('hash', prefix .. 'attempts') or mistyped('zset', prefix .. 'delayed'), {unpack(ARGV, 2)})
+  end
+  if wrong then return wrong end
   local result = {}
   for i = 2, #ARGV do
     local id = ARGV[i]
@@ -77,6 +107,8 @@ elseif mode == 'requeue' or mode == 'purge' then
   return result
 elseif mode == 'trim' then
   if #ARGV ~= 1 then return redis.error_reply('RWQ_INVALID_ARGUMENT trim takes no arguments') end
+  local wrong = keys_wrong(mistyped('hash', prefix .. 'policy'), {})
+  if wrong then return wrong end
   local function stored_int(v)
     local n = string.match(v or '', '^%d+$') and tonumber(v)
     return (n and n <= 1e15) and n or 0

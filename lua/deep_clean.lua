@@ -12,7 +12,7 @@
 --          "finish":  nothing more
 -- Reply    index: [next_start, dropped_ghosts], next_start = -1 once the list end was read
 --          requeue: [requeued id, ...];  finish: 1
--- Errors   RWQ_INVALID_ARGUMENT (nothing is written)
+-- Errors   RWQ_INVALID_ARGUMENT, RWQ_WRONG_TYPE (nothing is written)
 -- Effects  index: SADD to the run index (PEXPIRE 600000), LREM <list> 1 <ghost>;
 --          requeue: LPUSH <P>:queue <id> for each orphan; finish: DEL the run index
 -- Cost     1 round trip per call; index O(start + max); requeue O(n) for ids in the index or
@@ -26,6 +26,24 @@ if #KEYS ~= 3 or string.sub(queue, -6) ~= ':queue' or processing ~= prefix .. 'p
   return redis.error_reply('RWQ_INVALID_ARGUMENT KEYS must be <prefix>:queue, <prefix>:processing, <prefix>:deep_clean:<run>')
 end
 local mode = ARGV[1]
+-- Key types (RWQ-SCRIPT-007), before the first write: the first key of `...` that exists with
+-- another type than `want`, or nil.
+local function mistyped(want, ...)
+  for i = 1, select('#', ...) do
+    local key = select(i, ...)
+    local t = redis.call('TYPE', key).ok
+    if t ~= 'none' and t ~= want then return key end
+  end
+end
+-- The error reply for the first wrong-typed key among the lists and the index (with no ids),
+-- or among the keys of `ids`; nil when all are right.
+local function keys_wrong(ids)
+  local bad = not ids and (mistyped('list', queue, processing) or mistyped('set', index))
+  for _, id in ipairs(ids or {}) do
+    bad = bad or mistyped('string', prefix .. 'item:' .. id, prefix .. 'lease:' .. id, prefix .. 'leased_by_session:' .. id)
+  end
+  if bad then return redis.error_reply('RWQ_WRONG_TYPE ' .. bad .. ' holds another Redis type than SPEC 3 gives it') end
+end
 
 if mode == 'index' then
   local list = ({queue = queue, processing = processing})[ARGV[2] or '']
@@ -34,7 +52,12 @@ if mode == 'index' then
   if not list then return redis.error_reply('RWQ_INVALID_ARGUMENT list must be queue or processing') end
   if not start or start > 4294967295 then return redis.error_reply('RWQ_INVALID_ARGUMENT start must be an integer in 0..4294967295') end
   if not max or max > 1000 then return redis.error_reply('RWQ_INVALID_ARGUMENT max must be an integer in 1..1000') end
+  if #ARGV ~= 4 then return redis.error_reply('RWQ_INVALID_ARGUMENT index takes list, start, max') end
+  local wrong = keys_wrong()
+  if wrong then return wrong end
   local ids = redis.call('LRANGE', list, start, start + max - 1)
+  wrong = keys_wrong(ids)
+  if wrong then return wrong end
   local dropped = 0
   for _, id in ipairs(ids) do
     if redis.call('EXISTS', prefix .. 'item:' .. id) == 0 then
@@ -52,6 +75,8 @@ elseif mode == 'requeue' then
   for i = 2, #ARGV do
     if #ARGV[i] == 0 or #ARGV[i] > 512 then return redis.error_reply('RWQ_INVALID_ARGUMENT id must be 1..512 bytes') end
   end
+  local wrong = keys_wrong() or keys_wrong({unpack(ARGV, 2)})
+  if wrong then return wrong end
   local requeued = {}
   for i = 2, #ARGV do
     local id = ARGV[i]
@@ -67,6 +92,8 @@ elseif mode == 'requeue' then
   return requeued
 elseif mode == 'finish' then
   if #ARGV ~= 1 then return redis.error_reply('RWQ_INVALID_ARGUMENT finish takes no arguments') end
+  local wrong = keys_wrong()
+  if wrong then return wrong end
   redis.call('DEL', index)
   return 1
 end

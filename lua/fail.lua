@@ -12,7 +12,7 @@
 -- Reply    [1, delay_ms] retry scheduled (delay 0: queued at once); [2, 0] dead-lettered;
 --          [0, 0] the item no longer exists (its lease keys and a processing entry were cleared);
 --          [-1, 0] the item exists and the caller does not hold its lease (nothing changed)
--- Errors   RWQ_INVALID_ARGUMENT (nothing is written)
+-- Errors   RWQ_INVALID_ARGUMENT, RWQ_WRONG_TYPE (nothing is written)
 -- Effects  DEL both lease keys; LREM <P>:processing -1 <id>; then LPUSH <P>:queue <id>, or move
 --          the payload to <P>:delayed:data and ZADD <P>:delayed due <id>, or move the payload to
 --          <P>:dead:data, ZADD <P>:dead now <id>, HSET <P>:dead:info <id> {reason, attempts}
@@ -32,6 +32,20 @@ if #reason > 1024 then return redis.error_reply('RWQ_INVALID_ARGUMENT reason mus
 if not random or random > 999999 then return redis.error_reply('RWQ_INVALID_ARGUMENT random must be an integer in 0..999999') end
 
 local lease_key, item_key = prefix .. 'lease:' .. id, prefix .. 'item:' .. id
+-- Key types (RWQ-SCRIPT-007), before the first write: the first key of `...` that exists with
+-- another type than `want`, or nil.
+local function mistyped(want, ...)
+  for i = 1, select('#', ...) do
+    local key = select(i, ...)
+    local t = redis.call('TYPE', key).ok
+    if t ~= 'none' and t ~= want then return key end
+  end
+end
+local bad = mistyped('list', queue, processing)
+  or mistyped('string', item_key, lease_key, prefix .. 'leased_by_session:' .. id)
+  or mistyped('hash', prefix .. 'policy', prefix .. 'attempts', prefix .. 'delayed:data', prefix .. 'dead:data', prefix .. 'dead:info')
+  or mistyped('zset', prefix .. 'delayed', prefix .. 'dead')
+if bad then return redis.error_reply('RWQ_WRONG_TYPE ' .. bad .. ' holds another Redis type than SPEC 3 gives it') end
 local data = redis.call('GET', item_key)
 if data and redis.call('GET', lease_key) ~= token then return {-1, 0} end
 

@@ -15,7 +15,7 @@
 --          again = 1 when the call stopped after skipping 1000 entries (call again), else 0;
 --          now_ms = the server's time; due_in_ms = ms until the next delayed item is due, -1 if
 --          none; attempt = this lease's attempt number, 0 when the queue has no retry policy
--- Errors   RWQ_INVALID_ARGUMENT (nothing is written)
+-- Errors   RWQ_INVALID_ARGUMENT, RWQ_WRONG_TYPE (nothing is written)
 -- Effects  per leased item: LMOVE <P>:queue <P>:processing RIGHT LEFT;
 --          SET <P>:lease:<id> token PX lease_ms (and the legacy key when asked);
 --          retry: HSET <P>:attempts <id> (attempts + 1); delay: see "promotion" in SPEC
@@ -35,6 +35,7 @@ if not lease_ms then return redis.error_reply('RWQ_INVALID_ARGUMENT lease_ms mus
 if not token or #token == 0 or #token > 128 then return redis.error_reply('RWQ_INVALID_ARGUMENT token must be 1..128 bytes') end
 if not count then return redis.error_reply('RWQ_INVALID_ARGUMENT count must be an integer in 1..1000') end
 if ARGV[4] ~= '0' and ARGV[4] ~= '1' then return redis.error_reply('RWQ_INVALID_ARGUMENT legacy must be 0 or 1') end
+if #ARGV ~= 4 then return redis.error_reply('RWQ_INVALID_ARGUMENT expected lease_ms, token, count, legacy') end
 -- rwq:arguments-valid (no write above this line; tools/generate.py composes scripts here)
 
 -- A count stored by any client: a non-negative integer, anything else reads as 0.
@@ -46,11 +47,60 @@ end
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 local delayed, policy = prefix .. 'delayed', prefix .. 'policy'
+-- Key types (RWQ-SCRIPT-007), before the first write: the first key of `...` that exists with
+-- another type than `want`, or nil.
+local function mistyped(want, ...)
+  for i = 1, select('#', ...) do
+    local key = select(i, ...)
+    local t = redis.call('TYPE', key).ok
+    if t ~= 'none' and t ~= want then return key end
+  end
+end
+local function item_mistyped(id)
+  return mistyped('string', prefix .. 'item:' .. id, prefix .. 'lease:' .. id, prefix .. 'leased_by_session:' .. id)
+end
+local bad = mistyped('list', queue, processing) or mistyped('zset', delayed) or mistyped('hash', policy)
 -- One call answers the common case, a queue with neither profile key.
-local extended = redis.call('EXISTS', delayed, policy) > 0
+local extended = not bad and redis.call('EXISTS', delayed, policy) > 0
+local promoting = extended and redis.call('EXISTS', delayed) == 1
+local counting = extended and redis.call('EXISTS', policy) == 1
+local max_attempts = counting and stored_int(redis.call('HGET', policy, 'max_attempts')) or 0
+if promoting then bad = mistyped('hash', delayed .. ':data') end
+if counting then
+  bad = bad or mistyped('hash', prefix .. 'attempts', prefix .. 'dead:data', prefix .. 'dead:info')
+    or mistyped('zset', prefix .. 'dead')
+end
+local due_ids = promoting and redis.call('ZRANGEBYSCORE', delayed, '-inf', now, 'LIMIT', 0, 100) or {}
+for _, id in ipairs(due_ids) do bad = bad or item_mistyped(id) end
+-- The queue entries the loop below will examine, walked from the tail as it will walk them
+-- (promoted ids, pushed at the head, come after them and were checked above).
+local consumed, will_grant, will_skip, seen = {}, 0, 0, 0
+while not bad and will_grant < count and will_skip < 1000 do
+  local size = seen == 0 and count or 100
+  local page = redis.call('LRANGE', queue, -(seen + size), -(seen + 1))
+  for j = #page, 1, -1 do
+    local id = page[j]
+    bad = item_mistyped(id)
+    if bad then break end
+    if not consumed[id] and redis.call('EXISTS', prefix .. 'item:' .. id) == 1
+        and redis.call('EXISTS', prefix .. 'lease:' .. id, prefix .. 'leased_by_session:' .. id) == 0 then
+      consumed[id] = true
+      local attempt = counting and stored_int(redis.call('HGET', prefix .. 'attempts', id)) + 1 or 0
+      if max_attempts > 0 and attempt > max_attempts then will_skip = will_skip + 1 else will_grant = will_grant + 1 end
+    else
+      will_skip = will_skip + 1
+    end
+    if will_grant >= count or will_skip >= 1000 then break end
+  end
+  if #page < size then break end
+  seen = seen + size
+end
+if bad then return redis.error_reply('RWQ_WRONG_TYPE ' .. bad .. ' holds another Redis type than SPEC 3 gives it') end
+-- rwq:keys-checked (no error reply below this line: the composite's bodies run after both checks)
+
 local due_in = -1
-if extended and redis.call('EXISTS', delayed) == 1 then
-  for _, id in ipairs(redis.call('ZRANGEBYSCORE', delayed, '-inf', now, 'LIMIT', 0, 100)) do
+if promoting then
+  for _, id in ipairs(due_ids) do
     local data = redis.call('HGET', delayed .. ':data', id)
     if data and redis.call('SET', prefix .. 'item:' .. id, data, 'NX') then
       redis.call('DEL', prefix .. 'lease:' .. id, prefix .. 'leased_by_session:' .. id)
@@ -62,8 +112,6 @@ if extended and redis.call('EXISTS', delayed) == 1 then
   local next_due = redis.call('ZRANGE', delayed, 0, 0, 'WITHSCORES')[2]
   if next_due then due_in = math.max(tonumber(next_due) - now, 0) end
 end
-local counting = extended and redis.call('EXISTS', policy) == 1
-local max_attempts = counting and stored_int(redis.call('HGET', policy, 'max_attempts')) or 0
 
 local result, skipped = {0, now, due_in}, 0
 while #result - 3 < count do

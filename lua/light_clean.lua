@@ -12,7 +12,7 @@
 -- ARGV[2]  max          integer, 1..1000: entries to examine in this call
 -- Reply    [next_cursor, [requeued id, ...], dropped_ghosts, [dead-lettered id, ...], promoted];
 --          next_cursor = -1 once the newest entry has been examined
--- Errors   RWQ_INVALID_ARGUMENT (nothing is written)
+-- Errors   RWQ_INVALID_ARGUMENT, RWQ_WRONG_TYPE (nothing is written)
 -- Effects  abandoned: LREM <P>:processing -1 <id> then LPUSH <P>:queue <id> (or dead-letter:
 --          payload to <P>:dead:data, ZADD <P>:dead, HSET <P>:dead:info, HDEL <P>:attempts);
 --          ghost: LREM <P>:processing -1 <id>; promotion as in lease
@@ -26,6 +26,7 @@ local cursor = string.match(ARGV[1] or '', '^%d+$') and tonumber(ARGV[1])
 local max = string.match(ARGV[2] or '', '^[1-9]%d*$') and tonumber(ARGV[2])
 if not cursor or cursor > 4294967295 then return redis.error_reply('RWQ_INVALID_ARGUMENT cursor must be an integer in 0..4294967295') end
 if not max or max > 1000 then return redis.error_reply('RWQ_INVALID_ARGUMENT max must be an integer in 1..1000') end
+if #ARGV ~= 2 then return redis.error_reply('RWQ_INVALID_ARGUMENT expected cursor, max') end
 
 -- A count stored by any client: a non-negative integer, anything else reads as 0.
 local function stored_int(v)
@@ -36,8 +37,31 @@ end
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 local delayed, promoted = prefix .. 'delayed', 0
-if redis.call('EXISTS', delayed) == 1 then
-  for _, id in ipairs(redis.call('ZRANGEBYSCORE', delayed, '-inf', now, 'LIMIT', 0, max)) do
+-- Key types (RWQ-SCRIPT-007), before the first write: the first key of `...` that exists with
+-- another type than `want`, or nil.
+local function mistyped(want, ...)
+  for i = 1, select('#', ...) do
+    local key = select(i, ...)
+    local t = redis.call('TYPE', key).ok
+    if t ~= 'none' and t ~= want then return key end
+  end
+end
+local bad = mistyped('list', queue, processing) or mistyped('zset', delayed, prefix .. 'dead')
+  or mistyped('hash', delayed .. ':data', prefix .. 'policy', prefix .. 'attempts', prefix .. 'dead:data', prefix .. 'dead:info')
+-- Both the due ids and the chunk are read before the first write (promotion does not touch
+-- processing), so that every item's keys are checked first.
+local due_ids = not bad and redis.call('EXISTS', delayed) == 1
+  and redis.call('ZRANGEBYSCORE', delayed, '-inf', now, 'LIMIT', 0, max) or {}
+local ids = bad and {} or redis.call('LRANGE', processing, -(cursor + max), -(cursor + 1))
+for _, list in ipairs({due_ids, ids}) do
+  for _, id in ipairs(list) do
+    bad = bad or mistyped('string', prefix .. 'item:' .. id, prefix .. 'lease:' .. id, prefix .. 'leased_by_session:' .. id)
+  end
+end
+if bad then return redis.error_reply('RWQ_WRONG_TYPE ' .. bad .. ' holds another Redis type than SPEC 3 gives it') end
+
+if #due_ids > 0 then
+  for _, id in ipairs(due_ids) do
     local data = redis.call('HGET', delayed .. ':data', id)
     if data and redis.call('SET', prefix .. 'item:' .. id, data, 'NX') then
       redis.call('DEL', prefix .. 'lease:' .. id, prefix .. 'leased_by_session:' .. id)
@@ -50,7 +74,6 @@ if redis.call('EXISTS', delayed) == 1 then
 end
 local max_attempts = stored_int(redis.call('HGET', prefix .. 'policy', 'max_attempts'))
 
-local ids = redis.call('LRANGE', processing, -(cursor + max), -(cursor + 1))
 local requeued, buried, dropped, kept = {}, {}, 0, 0
 for i = #ids, 1, -1 do
   local id = ids[i]

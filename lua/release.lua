@@ -9,7 +9,7 @@
 -- Reply    array of n integers: 1 = released, 0 = the item no longer exists (someone completed
 --          it; its lease keys and a processing entry were cleared), -1 = the item exists and the
 --          caller does not hold its lease (untouched)
--- Errors   RWQ_INVALID_ARGUMENT (nothing is written)
+-- Errors   RWQ_INVALID_ARGUMENT, RWQ_WRONG_TYPE (nothing is written)
 -- Effects  DEL <P>:lease:<id> and <P>:leased_by_session:<id>; LREM <P>:processing -1 <id>; when
 --          the item still exists: LPUSH <P>:queue <id>, or with a delay, move the payload from
 --          <P>:item:<id> to <P>:delayed:data and ZADD <P>:delayed (now + delay_ms) <id>
@@ -27,6 +27,24 @@ for i = 2, #ARGV, 2 do
   if #ARGV[i] == 0 or #ARGV[i] > 512 then return redis.error_reply('RWQ_INVALID_ARGUMENT id must be 1..512 bytes') end
   if #ARGV[i + 1] == 0 or #ARGV[i + 1] > 128 then return redis.error_reply('RWQ_INVALID_ARGUMENT token must be 1..128 bytes') end
 end
+
+local prefix_delayed = prefix .. 'delayed'
+-- Key types (RWQ-SCRIPT-007), before the first write: the first key of `...` that exists with
+-- another type than `want`, or nil.
+local function mistyped(want, ...)
+  for i = 1, select('#', ...) do
+    local key = select(i, ...)
+    local t = redis.call('TYPE', key).ok
+    if t ~= 'none' and t ~= want then return key end
+  end
+end
+local bad = mistyped('list', queue, processing)
+  or (delay_ms > 0 and (mistyped('zset', prefix_delayed) or mistyped('hash', prefix_delayed .. ':data')))
+for i = 2, #ARGV, 2 do
+  local id = ARGV[i]
+  bad = bad or mistyped('string', prefix .. 'item:' .. id, prefix .. 'lease:' .. id, prefix .. 'leased_by_session:' .. id)
+end
+if bad then return redis.error_reply('RWQ_WRONG_TYPE ' .. bad .. ' holds another Redis type than SPEC 3 gives it') end
 
 local due
 if delay_ms > 0 then

@@ -6,7 +6,7 @@
 -- ARGV[2]  legacy       "1" also writes <P>:leased_by_session:<id>, "0" does not
 -- ARGV     id_1, token_1, ..., id_n, token_n from ARGV[3]   1 <= n <= 1000
 -- Reply    array of n integers: 1 = renewed, 0 = the caller no longer holds that lease
--- Errors   RWQ_INVALID_ARGUMENT (nothing is written)
+-- Errors   RWQ_INVALID_ARGUMENT, RWQ_WRONG_TYPE (nothing is written)
 -- Effects  per renewed lease: SET <P>:lease:<id> token PX lease_ms (and the legacy key when asked)
 -- Cost     1 round trip; O(n)
 local queue = KEYS[1]
@@ -24,6 +24,22 @@ for i = 3, #ARGV, 2 do
 end
 
 local prefix = string.sub(queue, 1, -6)
+-- Key types (RWQ-SCRIPT-007), before the first write: the first key of `...` that exists with
+-- another type than `want`, or nil.
+local function mistyped(want, ...)
+  for i = 1, select('#', ...) do
+    local key = select(i, ...)
+    local t = redis.call('TYPE', key).ok
+    if t ~= 'none' and t ~= want then return key end
+  end
+end
+local bad
+for i = 3, #ARGV, 2 do
+  local id = ARGV[i]
+  bad = bad or mistyped('string', prefix .. 'item:' .. id, prefix .. 'lease:' .. id, prefix .. 'leased_by_session:' .. id)
+end
+if bad then return redis.error_reply('RWQ_WRONG_TYPE ' .. bad .. ' holds another Redis type than SPEC 3 gives it') end
+
 local result = {}
 for i = 3, #ARGV, 2 do
   local id, token = ARGV[i], ARGV[i + 1]

@@ -11,7 +11,7 @@
 --          dead_max_count   integer 0..100000000: dead items kept (0: no limit)
 --          dead_max_age_ms  integer 0..31536000000: how long dead items are kept (0: no limit)
 -- Reply    1
--- Errors   RWQ_INVALID_ARGUMENT (nothing is written)
+-- Errors   RWQ_INVALID_ARGUMENT, RWQ_WRONG_TYPE (nothing is written)
 -- Effects  DEL <P>:policy; HSET <P>:policy with the seven fields
 -- Cost     1 round trip; O(1)
 local queue = KEYS[1]
@@ -20,6 +20,9 @@ if #KEYS ~= 1 or string.sub(queue, -6) ~= ':queue' then
 end
 local policy = string.sub(queue, 1, -6) .. 'policy'
 if #ARGV == 1 and ARGV[1] == 'clear' then
+  if not ({none = true, hash = true})[redis.call('TYPE', policy).ok] then
+    return redis.error_reply('RWQ_WRONG_TYPE ' .. policy .. ' holds another Redis type than SPEC 3 gives it')
+  end
   redis.call('DEL', policy)
   return 1
 end
@@ -38,6 +41,18 @@ for i, name in ipairs(names) do
     end
   end
 end
+-- Key types (RWQ-SCRIPT-007), before the first write: the first key of `...` that exists with
+-- another type than `want`, or nil.
+local function mistyped(want, ...)
+  for i = 1, select('#', ...) do
+    local key = select(i, ...)
+    local t = redis.call('TYPE', key).ok
+    if t ~= 'none' and t ~= want then return key end
+  end
+end
+local bad = mistyped('hash', policy)
+if bad then return redis.error_reply('RWQ_WRONG_TYPE ' .. bad .. ' holds another Redis type than SPEC 3 gives it') end
+
 redis.call('DEL', policy)
 for i, name in ipairs(names) do redis.call('HSET', policy, name, ARGV[i]) end
 return 1

@@ -29,6 +29,7 @@ from rwq import (
     Outcome,
     RedisFailure,
     RwqWarning,
+    WrongType,
 )
 from rwq.conformance.redis_server import RedisServer
 
@@ -452,10 +453,17 @@ async def test_noscript_recovery(r: redis.Redis, aqueue: AsyncWorkQueue) -> None
     assert eval_calls(r) >= mark + 1
 
 
-async def test_non_rwq_error_is_redis_failure(r: redis.Redis, aqueue: AsyncWorkQueue) -> None:
+async def test_wrong_typed_key_is_wrong_type(r: redis.Redis, aqueue: AsyncWorkQueue) -> None:
     r.set(aqueue.keys.processing, "not a list")
-    with pytest.raises(RedisFailure) as info:
+    with pytest.raises(WrongType) as info:
         await aqueue.counts()
+    assert info.value.code == "WRONG_TYPE"
+
+
+async def test_non_rwq_error_is_redis_failure(r: redis.Redis, aqueue: AsyncWorkQueue) -> None:
+    r.set(aqueue.keys.policy, "not a hash")
+    with pytest.raises(RedisFailure) as info:
+        await aqueue.retry_policy()
     assert info.value.code == "REDIS_ERROR"
     assert "WRONGTYPE" in str(info.value)
 

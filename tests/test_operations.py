@@ -26,6 +26,7 @@ from rwq import (
     RwqError,
     RwqWarning,
     WorkQueue,
+    WrongType,
 )
 from rwq.conformance.redis_server import RedisServer
 from rwq.protocol.scripts import registry
@@ -1220,10 +1221,23 @@ def test_noscript_recovery_every_operation(r: redis.Redis, queue: WorkQueue, oth
     assert sorted(leased) == ["c", "d", "late", "orphan"]
 
 
-def test_non_rwq_error_reply_is_redis_failure(r: redis.Redis, queue: WorkQueue) -> None:
+def test_wrong_typed_key_is_wrong_type(r: redis.Redis, queue: WorkQueue) -> None:
+    """The script checks the key's type before writing (RWQ-SCRIPT-007): a typed error, no write."""
+    queue.add("a", b"A")
     r.set(queue.keys.queue, "not a list")
-    with pytest.raises(RedisFailure) as info:
+    with pytest.raises(WrongType) as info:
         queue.lease(1000)
+    assert info.value.code == "WRONG_TYPE"
+    assert isinstance(info.value, RwqError)
+    assert r.get(queue.keys.queue) == b"not a list"
+    assert r.exists(queue.keys.processing, queue.keys.lease("a")) == 0
+
+
+def test_non_rwq_error_reply_is_redis_failure(r: redis.Redis, queue: WorkQueue) -> None:
+    r.hset(queue.keys.policy, "max_attempts", "3")
+    r.set(queue.keys.policy, "not a hash")
+    with pytest.raises(RedisFailure) as info:
+        queue.retry_policy()
     assert info.value.code == "REDIS_ERROR"
     assert isinstance(info.value, RwqError)
     assert isinstance(info.value.__cause__, redis.ResponseError)

@@ -2,9 +2,11 @@
 
 ``complete_and_lease`` is ``complete`` then ``lease`` in one script call. Rather than a second
 copy of their logic, it is built from ``lua/complete.lua`` and ``lua/lease.lua``: each source is
-split at its ``rwq:arguments-valid`` marker into validation (no writes) and body, and wrapped as a
-function that validates and returns its body as a closure. The composite validates both parts
-before running either body, so an invalid call writes nothing (RWQ-NEXT-002, RWQ-SCRIPT-003).
+split at its ``rwq:arguments-valid`` and ``rwq:keys-checked`` markers into validation (no Redis
+call), key type checks (reads only, RWQ-SCRIPT-007) and body, and wrapped as a function that
+validates and returns its check as a closure, which returns the body as a closure. The composite
+validates both parts, then checks both parts' keys, before running either body, so an invalid
+call or a wrong-typed key writes nothing (RWQ-NEXT-002, RWQ-SCRIPT-003, RWQ-SCRIPT-007).
 """
 
 from __future__ import annotations
@@ -12,6 +14,7 @@ from __future__ import annotations
 from pathlib import Path
 
 MARKER = "-- rwq:arguments-valid"
+CHECKED = "-- rwq:keys-checked"
 
 HEADER = """\
 -- rwq script: complete_and_lease                  RWQ/1 core, SPEC "complete_and_lease"
@@ -27,7 +30,7 @@ HEADER = """\
 -- ARGV[5]  mode         as complete.lua ARGV[1]: "any" or "owner"
 -- ARGV     1..1000 ids (or id, token pairs) to complete, as complete.lua ARGV[2..]
 -- Reply    [complete reply, lease reply], each exactly as the script of that name replies
--- Errors   RWQ_INVALID_ARGUMENT from either part, before anything is written
+-- Errors   RWQ_INVALID_ARGUMENT, RWQ_WRONG_TYPE from either part, before anything is written
 -- Effects  those of complete.lua, then those of lease.lua
 -- Cost     1 round trip; the sum of both parts
 """
@@ -35,9 +38,13 @@ HEADER = """\
 FOOTER = """\
 local completing = {}
 for i = 5, #ARGV do completing[i - 4] = ARGV[i] end
-local run_complete = complete_part(KEYS, completing)
+local check_complete = complete_part(KEYS, completing)
+if type(check_complete) ~= 'function' then return check_complete end
+local check_lease = lease_part(KEYS, {ARGV[1], ARGV[2], ARGV[3], ARGV[4]})
+if type(check_lease) ~= 'function' then return check_lease end
+local run_complete = check_complete()
 if type(run_complete) ~= 'function' then return run_complete end
-local run_lease = lease_part(KEYS, {ARGV[1], ARGV[2], ARGV[3], ARGV[4]})
+local run_lease = check_lease()
 if type(run_lease) ~= 'function' then return run_lease end
 local completed = run_complete()
 local leased = run_lease()
@@ -46,19 +53,30 @@ return {completed, leased}
 
 
 def _part(name: str, source: str) -> str:
-    """``source`` as ``local function <name>_part(KEYS, ARGV)``: validate, return the body."""
+    """``source`` as ``local function <name>_part(KEYS, ARGV)``: validate, return the key check,
+    which returns the body."""
     lines = source.splitlines(keepends=True)
     start = next(i for i, line in enumerate(lines) if not line.startswith("--"))  # past the header
     marks = [i for i, line in enumerate(lines) if line.startswith(MARKER)]
-    if len(marks) != 1:
-        raise ValueError(f"{name}.lua must have exactly one {MARKER!r} line")
-    validation, body = lines[start : marks[0]], lines[marks[0] + 1 :]
+    checked = [i for i, line in enumerate(lines) if line.startswith(CHECKED)]
+    if len(marks) != 1 or len(checked) != 1 or checked[0] < marks[0]:
+        raise ValueError(f"{name}.lua must have one {MARKER!r} line, then one {CHECKED!r} line")
+    validation, check = lines[start : marks[0]], lines[marks[0] + 1 : checked[0]]
+    body = lines[checked[0] + 1 :]
     if any("redis.call" in line for line in validation):
         raise ValueError(f"{name}.lua: no redis.call above the marker (validation must not touch Redis)")
     if any("error_reply" in line for line in body):
         raise ValueError(f"{name}.lua: no error_reply below the marker (it would land inside the reply)")
     return "".join(
-        [f"local function {name}_part(KEYS, ARGV)\n", *validation, "return function()\n", *body, "end\nend\n"]
+        [
+            f"local function {name}_part(KEYS, ARGV)\n",
+            *validation,
+            "return function()\n",
+            *check,
+            "return function()\n",
+            *body,
+            "end\nend\nend\n",
+        ]
     )
 
 

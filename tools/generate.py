@@ -1,5 +1,5 @@
 """Regenerate the checked-in artefacts: composite scripts (lua/complete_and_lease.lua),
-lua/manifest.json and conformance/requirements.json.
+lua/manifest.json, conformance/requirements.json and conformance/cases/wrong-type.json.
 
 ``--check`` exits 1 if any is stale instead of writing."""
 
@@ -9,6 +9,7 @@ import sys
 from pathlib import Path
 
 from compose_lua import composites
+from wrong_type_cases import document as wrong_type_cases
 
 from rwq.conformance import requirements
 from rwq.protocol.scripts import manifest_text, registry
@@ -22,6 +23,7 @@ def derived() -> dict[Path, str]:
     return {
         ROOT / "lua" / "manifest.json": manifest_text(),
         ROOT / "conformance" / "requirements.json": requirements.document((ROOT / "SPEC.md").read_text()),
+        ROOT / "conformance" / "cases" / "wrong-type.json": wrong_type_cases(),
     }
 
 

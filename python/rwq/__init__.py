@@ -3,7 +3,7 @@
 from .aio import AsyncWorkQueue
 from .aio_worker import AsyncJob, AsyncWorker
 from .client import WorkQueue
-from .errors import InvalidArgument, LeaseLost, RedisFailure, RwqError, UnsupportedServer
+from .errors import InvalidArgument, LeaseLost, RedisFailure, RwqError, UnsupportedServer, WrongType
 from .protocol.operations import (
     CleanReport,
     Counts,
@@ -43,5 +43,6 @@ __all__ = [
     "WorkQueue",
     "Worker",
     "WorkerStats",
+    "WrongType",
     "__version__",
 ]

@@ -35,8 +35,14 @@ class RedisFailure(RwqError):
     code = "REDIS_ERROR"
 
 
+class WrongType(RwqError):
+    """A key of the queue's layout holds another Redis type than SPEC §3 gives it; nothing was written."""
+
+    code = "WRONG_TYPE"
+
+
 _BY_CODE: dict[str, type[RwqError]] = {
-    cls.code: cls for cls in (InvalidArgument, LeaseLost, UnsupportedServer, RedisFailure)
+    cls.code: cls for cls in (InvalidArgument, LeaseLost, UnsupportedServer, RedisFailure, WrongType)
 }
 
 

@@ -16,6 +16,7 @@ const (
 	CodeLeaseLost         Code = "LEASE_LOST"         // the caller does not hold the lease; nothing changed
 	CodeUnsupportedServer Code = "UNSUPPORTED_SERVER" // the server cannot run RWQ/1 (older than 6.2)
 	CodeRedisError        Code = "REDIS_ERROR"        // Redis failed or was unreachable; outcome may be unknown
+	CodeWrongType         Code = "WRONG_TYPE"         // a key of the layout has another Redis type; nothing was written
 )
 
 // Sentinels to test an error's code with errors.Is; errors.As with *Error gives the details.
@@ -24,6 +25,7 @@ var (
 	ErrLeaseLost         = errors.New("rwq: " + string(CodeLeaseLost))
 	ErrUnsupportedServer = errors.New("rwq: " + string(CodeUnsupportedServer))
 	ErrRedis             = errors.New("rwq: " + string(CodeRedisError))
+	ErrWrongType         = errors.New("rwq: " + string(CodeWrongType))
 )
 
 var sentinels = map[Code]error{
@@ -31,6 +33,7 @@ var sentinels = map[Code]error{
 	CodeLeaseLost:         ErrLeaseLost,
 	CodeUnsupportedServer: ErrUnsupportedServer,
 	CodeRedisError:        ErrRedis,
+	CodeWrongType:         ErrWrongType,
 }
 
 // Error is every error this package returns: an RWQ/1 code, a message and, for REDIS_ERROR,

@@ -294,6 +294,20 @@ func TestScriptErrorsMapToCodes(t *testing.T) {
 	}
 }
 
+// A key of the layout holding another type is WRONG_TYPE from the script, before any write
+// (SPEC RWQ-SCRIPT-007), not a REDIS_ERROR.
+func TestWrongTypedKeyIsWrongType(t *testing.T) {
+	q, rdb := newQueue(t, nil)
+	must[bool](t)(q.Add(ctx, "a", []byte("x")))
+	must[string](t)(rdb.Set(ctx, q.queue, "not a list", 0).Result())
+	if _, err := q.Lease(ctx, 1000); !errors.Is(err, ErrWrongType) {
+		t.Fatalf("lease with a string queue key: want WRONG_TYPE, got %v", err)
+	}
+	if n := must[int64](t)(rdb.Exists(ctx, q.inflight, q.prefix+":lease:a").Result()); n != 0 {
+		t.Fatalf("the refused lease wrote %d keys", n)
+	}
+}
+
 func TestNoScriptFallback(t *testing.T) {
 	q, rdb := newQueue(t, nil)
 	must[string](t)(rdb.ScriptFlush(ctx).Result())
