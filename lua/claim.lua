@@ -27,6 +27,7 @@ if not id or #id == 0 or #id > 512 then return redis.error_reply('RWQ_INVALID_AR
 if not lease_ms or lease_ms > 31536000000 then return redis.error_reply('RWQ_INVALID_ARGUMENT lease_ms must be an integer in 1..31536000000') end
 if not token or #token == 0 or #token > 128 then return redis.error_reply('RWQ_INVALID_ARGUMENT token must be 1..128 bytes') end
 if ARGV[4] ~= '0' and ARGV[4] ~= '1' then return redis.error_reply('RWQ_INVALID_ARGUMENT legacy must be 0 or 1') end
+if #ARGV ~= 4 then return redis.error_reply('RWQ_INVALID_ARGUMENT expected id, lease_ms, token, legacy') end
 
 local prefix = string.sub(queue, 1, -6)
 -- Key types (RWQ-SCRIPT-007), before the first write: the first key of `...` that exists with

@@ -208,6 +208,8 @@ def lease(
         v.duration_ms(timeout_ms, "timeout_ms", minimum=0)
         if count != 1:
             raise InvalidArgument("a blocking lease takes one item (count=1)")
+    elif timeout_ms != 0:
+        raise InvalidArgument("timeout_ms needs block=True (RWQ-LEASE-014)")
     token = new_token()
     lease_script, claim_script = registry()["lease"], registry()["claim"]
     both = (keys.queue, keys.processing)

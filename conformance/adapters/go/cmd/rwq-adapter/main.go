@@ -203,6 +203,10 @@ var methods = map[string]func(q *rwq.Queue, p params) (any, error){
 			l, err := q.LeaseBlocking(ctx, p.LeaseMs, p.TimeoutMs)
 			return leaseJSON(l), err
 		}
+		if p.TimeoutMs != 0 {
+			// The Go API cannot express it: a timeout without block (RWQ-LEASE-014).
+			return nil, &rwq.Error{Code: rwq.CodeInvalidArgument, Message: "timeout_ms needs block"}
+		}
 		l, err := q.Lease(ctx, p.LeaseMs)
 		return leaseJSON(l), err
 	},
