@@ -1221,6 +1221,14 @@ def test_noscript_recovery_every_operation(r: redis.Redis, queue: WorkQueue, oth
     assert sorted(leased) == ["c", "d", "late", "orphan"]
 
 
+def test_timeout_without_block_is_refused(queue: WorkQueue) -> None:
+    """RWQ-LEASE-014: a timeout on a non-blocking lease is a caller's mistake, not ignored."""
+    queue.add("a", b"A")
+    with pytest.raises(InvalidArgument, match="block"):
+        queue.lease(1000, timeout_ms=5000)
+    assert queue.counts().queued == 1
+
+
 def test_wrong_typed_key_is_wrong_type(r: redis.Redis, queue: WorkQueue) -> None:
     """The script checks the key's type before writing (RWQ-SCRIPT-007): a typed error, no write."""
     queue.add("a", b"A")

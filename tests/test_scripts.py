@@ -182,6 +182,7 @@ BAD_ARGV: dict[str, list[tuple[str, list[bytes | int | str]]]] = {
         ("count-word", ["1000", TOKEN, "all", "0"]),
         ("legacy-2", ["1000", TOKEN, "1", "2"]),
         ("legacy-missing", ["1000", TOKEN, "1"]),
+        ("argv-extra", ["1000", TOKEN, "1", "0", "1000"]),
     ],
     "claim": [
         ("no-argv", []),
@@ -193,6 +194,7 @@ BAD_ARGV: dict[str, list[tuple[str, list[bytes | int | str]]]] = {
         ("token-129", ["b", "1000", BIG_TOKEN, "0"]),
         ("legacy-yes", ["b", "1000", TOKEN, "yes"]),
         ("legacy-missing", ["b", "1000", TOKEN]),
+        ("argv-extra", ["b", "1000", TOKEN, "0", "x"]),
     ],
     "renew": [
         ("no-argv", []),
@@ -240,6 +242,7 @@ BAD_ARGV: dict[str, list[tuple[str, list[bytes | int | str]]]] = {
         ("cursor-over-max", ["4294967296", "10"]),
         ("max-0", ["0", "0"]),
         ("max-1001", ["0", "1001"]),
+        ("argv-extra", ["0", "10", "x"]),
     ],
     "deep_clean": [
         ("no-argv", []),
@@ -248,6 +251,7 @@ BAD_ARGV: dict[str, list[tuple[str, list[bytes | int | str]]]] = {
         ("index-start-negative", ["index", "queue", "-1", "10"]),
         ("index-start-over-max", ["index", "queue", "4294967296", "10"]),
         ("index-max-0", ["index", "processing", "0", "0"]),
+        ("index-argv-extra", ["index", "queue", "0", "10", "x"]),
         ("index-max-1001", ["index", "processing", "0", "1001"]),
         ("index-missing-max", ["index", "queue", "0"]),
         ("requeue-no-ids", ["requeue"]),
@@ -411,3 +415,48 @@ def test_valid_argv_table_is_valid(r: redis.Redis, populated: WorkQueue) -> None
     for name in ("renew", "fail"):
         args = [held if part == HELD else part for part in VALID_ARGV[name]]
         run_script(r, name, script_keys(name, populated), args)
+
+
+# --------------------------------------------------------------------------- wrong-typed keys
+
+
+def expect_wrong_type(r: redis.Redis, name: str, keys: list[bytes], argv: list[bytes | int | str]) -> None:
+    """The script refuses with RWQ_WRONG_TYPE (RWQ-SCRIPT-007) and writes nothing."""
+    before = keyspace(r)
+    with pytest.raises(redis.ResponseError) as info:
+        run_script(r, name, keys, argv)
+    assert str(info.value).startswith("RWQ_WRONG_TYPE "), str(info.value)
+    assert keyspace(r) == before
+
+
+CLAIM_KEYS = ["processing", "item:b", "lease:b", "leased_by_session:b"]
+CLAIM_KEYS += ["policy", "attempts", "dead", "dead:data"]  # the retry keys, read while a policy exists
+
+
+@pytest.mark.parametrize("wrong", CLAIM_KEYS)
+def test_claim_refuses_wrong_typed_keys(r: redis.Redis, queue: WorkQueue, wrong: str) -> None:
+    """claim (reached only after a BLMOVE, so no conformance case calls it with such keys)."""
+    queue.add("b", b"B")
+    r.lmove(queue.keys.queue.decode(), queue.keys.processing.decode(), "RIGHT", "LEFT")  # as BLMOVE does
+    r.hset(queue.keys.policy, "max_attempts", "5")
+    key = f"{queue.prefix}:{wrong}".encode()
+    r.delete(key)
+    if wrong.startswith(("item:", "lease:", "leased_by_session:")):
+        r.rpush(key, "x")
+    else:
+        r.set(key, "x")
+    expect_wrong_type(r, "claim", [queue.keys.queue, queue.keys.processing], ["b", "1000", TOKEN, "0"])
+
+
+@pytest.mark.parametrize("skipped", [2, 150])
+def test_lease_checks_entries_behind_skipped_ones(r: redis.Redis, queue: WorkQueue, skipped: int) -> None:
+    """The lease script's check walks the queue as its loop will: past ghosts and held items, and
+    past its first page, to the entry it would lease; that entry's wrong-typed lease key refuses
+    the call before a single entry has moved."""
+    queue.add("r", b"R")
+    assert queue.lease(60_000) is not None  # r is held now
+    queue.add("x", b"X")
+    r.rpush(queue.keys.lease("x"), "wrong")
+    # From the tail, where leases take from: the ghosts, then a duplicate entry of held r, then x.
+    r.rpush(queue.keys.queue, "r", *(f"ghost{n}" for n in range(skipped)))
+    expect_wrong_type(r, "lease", [queue.keys.queue, queue.keys.processing], ["1000", TOKEN, "1", "0"])
