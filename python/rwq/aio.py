@@ -7,7 +7,7 @@ from typing import Any, TypeVar
 
 from redis.asyncio import Redis
 from redis.asyncio.cluster import RedisCluster
-from redis.exceptions import NoScriptError
+from redis.exceptions import NoScriptError, ResponseError
 
 from . import _shell
 from .protocol import operations as ops
@@ -209,7 +209,7 @@ class AsyncWorkQueue:
             try:
                 reply = await self._redis.execute_command(*command.args, **kwargs)
             except _shell.FAILURES as exc:
-                if command.errors_as_values:
+                if command.errors_as_values and isinstance(exc, ResponseError):
                     return exc
                 raise
             return _shell.call_reply(command, reply, cluster=self._cluster)

@@ -139,7 +139,7 @@ def conformance(
     sys.exit(run(config))
 
 
-for operator_command in (cli_queue.stats, cli_queue.clean, cli_queue.dead):
+for operator_command in (cli_queue.stats, cli_queue.clean, cli_queue.dead, cli_queue.acl_command):
     cli.add_command(operator_command)
 
 

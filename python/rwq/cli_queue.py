@@ -20,6 +20,7 @@ from rich.table import Table
 
 from .client import WorkQueue
 from .errors import RwqError
+from .protocol import acl
 from .protocol.operations import CleanReport, DeadItem
 
 queue_options: list[Callable[[Any], Any]] = [
@@ -98,6 +99,25 @@ def _clean(report: CleanReport) -> dict[str, Any]:
         "dead": list(report.dead),
         "promoted": report.promoted,
     }
+
+
+@click.command(
+    "acl",
+    epilog="Roles: " + "; ".join(f"{role.name}: {role.job}" for role in acl.ROLES.values()) + ".",
+)
+@click.argument("role", type=click.Choice(list(acl.ROLES)))
+@click.option("--prefix", required=True, help="The queue's key prefix.")
+@click.option("--user", help="The ACL user's name (default: PREFIX-ROLE).")
+@click.option("--redis6", is_flag=True, help="Write ~ for read-only key patterns too (Redis 6.2 has no %R~).")
+def acl_command(*, role: str, prefix: str, user: str | None, redis6: bool) -> None:
+    """Print the ACL SETUSER line giving ROLE its job on one queue and no other (SPEC §13.1).
+
+    The line sets no password: add one (>secret, or #<sha256>) when you run it.
+    """
+    try:
+        click.echo(acl.setuser(role, prefix, user, read_only=not redis6))
+    except RwqError as exc:
+        raise click.ClickException(f"{exc.code}: {exc}") from exc
 
 
 @click.group()

@@ -60,9 +60,8 @@ ALLOWED = frozenset(
         (b"CLUSTER", b"SLOTS"),
         (b"CLUSTER", b"SHARDS"),
         (b"CLUSTER", b"NODES"),
-        # the server checks (SPEC 11), the script cache
+        # the server checks (SPEC 11, from INFO: never CONFIG, RWQ-SERVER-004), the script cache
         (b"INFO",),
-        (b"CONFIG", b"GET"),
         (b"SCRIPT", b"EXISTS"),
         # the blocking lease, deep_clean, and reading the retry policy (shapes checked below)
         (b"BLMOVE",),
@@ -365,6 +364,13 @@ class Checker:
         name, sub = seen.name, seen.sub()
         if name == b"KEYS":
             self._flag(party, f"sent {show(seen.args)}: items are found with SCAN, never KEYS (RWQ-DEEP-004)")
+            return
+        if name == b"CONFIG":
+            self._flag(
+                party,
+                f"sent {show(seen.args)}: a client never sends CONFIG, which no ACL role has; the "
+                "eviction check reads INFO memory (RWQ-SERVER-004)",
+            )
             return
         if (name,) not in ALLOWED and (name, sub) not in ALLOWED:
             self._flag(

@@ -24,8 +24,9 @@ class RunScript:
 class Call:
     """A plain Redis command, routed on Redis Cluster to the node that holds ``route_key``.
 
-    The shell sends back redis-py's parsed reply; with ``errors_as_values`` a Redis error is
-    sent back as the exception object instead of being raised.
+    The shell sends back redis-py's parsed reply; with ``errors_as_values`` an error reply of the
+    server (such as ``NOPERM``) is sent back as the exception object instead of being raised; a
+    failed connection is raised all the same.
     """
 
     args: tuple[str | bytes | int | float, ...]

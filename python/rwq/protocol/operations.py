@@ -524,14 +524,20 @@ def _trim_dead(keys: QueueKeys) -> Plan[None]:
 
 
 def check_server(keys: QueueKeys) -> Plan[None]:
-    """Refuse servers older than 6.2; warn when the eviction policy is not ``noeviction``."""
-    info: Any = yield Call(("INFO", "server"), keys.queue)
+    """Refuse servers older than 6.2; warn when the eviction policy is not ``noeviction``.
+
+    Both come from ``INFO`` (never ``CONFIG``, which no ACL role of SPEC §13 gets); a server that
+    refuses ``INFO`` leaves them unknown, and the operation goes on.
+    """
+    info: Any = yield Call(("INFO", "server"), keys.queue, errors_as_values=True)
+    if not isinstance(info, dict):
+        return
     version = tuple(int(part) for part in str(info["redis_version"]).split(".")[:2])
     if version < MIN_REDIS:
         raise UnsupportedServer(f"RWQ/1 needs Redis >= 6.2, the server is {info['redis_version']}")
-    policy: Any = yield Call(("CONFIG", "GET", "maxmemory-policy"), keys.queue, errors_as_values=True)
-    if isinstance(policy, dict):
-        value = policy.get("maxmemory-policy", policy.get(b"maxmemory-policy"))
+    memory: Any = yield Call(("INFO", "memory"), keys.queue, errors_as_values=True)
+    if isinstance(memory, dict):
+        value = memory.get("maxmemory_policy")
         if isinstance(value, bytes):
             value = value.decode()
         if value is not None and value != "noeviction":

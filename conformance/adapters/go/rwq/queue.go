@@ -187,30 +187,50 @@ func (q *Queue) check(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	// INFO, never CONFIG (no ACL role of SPEC §13 gets it); a server that refuses INFO leaves
+	// the version and the policy unknown, and the operation goes on.
 	info, err := n.Info(ctx, "server").Result()
+	if refused(err) {
+		q.checked = true
+		return nil
+	}
 	if err != nil {
 		return translate(err)
 	}
 	if err := checkVersion(info); err != nil {
 		return err
 	}
-	if policy, err := n.ConfigGet(ctx, "maxmemory-policy").Result(); err == nil {
-		if p := policy["maxmemory-policy"]; p != "" && p != "noeviction" {
-			q.warn("rwq: Redis maxmemory-policy is " + p + ", not noeviction: an evicted lease or item means a duplicate run or a lost item")
-		}
+	memory, err := n.Info(ctx, "memory").Result()
+	if err != nil && !refused(err) {
+		return translate(err)
+	}
+	if p := infoField(memory, "maxmemory_policy"); p != "" && p != "noeviction" {
+		q.warn("rwq: Redis maxmemory-policy is " + p + ", not noeviction: an evicted lease or item means a duplicate run or a lost item")
 	}
 	q.checked = true
 	return nil
 }
 
-// checkVersion reads redis_version from an INFO reply and refuses anything older than 6.2.
-func checkVersion(info string) error {
-	version := ""
+// refused reports an error reply of the server (NOPERM, an unknown or renamed command), not a
+// failed connection.
+func refused(err error) bool {
+	var rerr redis.Error
+	return errors.As(err, &rerr) && !errors.Is(err, redis.Nil)
+}
+
+// infoField reads one field of an INFO reply ("" when absent).
+func infoField(info, name string) string {
 	for _, line := range strings.Split(info, "\n") {
-		if v, ok := strings.CutPrefix(strings.TrimSpace(line), "redis_version:"); ok {
-			version = v
+		if v, ok := strings.CutPrefix(strings.TrimSpace(line), name+":"); ok {
+			return v
 		}
 	}
+	return ""
+}
+
+// checkVersion reads redis_version from an INFO reply and refuses anything older than 6.2.
+func checkVersion(info string) error {
+	version := infoField(info, "redis_version")
 	var major, minor int
 	if _, err := fmt.Sscanf(version, "%d.%d", &major, &minor); err != nil {
 		return redisFailure("cannot read redis_version from INFO server: "+quote(version), err)

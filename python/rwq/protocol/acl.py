@@ -1,0 +1,148 @@
+"""Least-privilege Redis ACL roles for one queue (SPEC §13): the one table SPEC, CLI and tests use.
+
+Redis checks every command a script runs against the caller's ACL, so a role needs the commands
+and keys of the scripts its operations run, plus the few commands its client sends itself.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from ..errors import InvalidArgument
+from . import validation as v
+from .scripts import registry
+
+_ITEM = ("item:*", "lease:*", "leased_by_session:*")
+_RETRY = ("policy", "attempts", "dead", "dead:data", "dead:info")
+_DELAY = ("delayed", "delayed:data")
+_LISTS = ("queue", "processing")
+
+SCRIPT_KEYS: dict[str, frozenset[str]] = {
+    "add": frozenset({"queue", *_ITEM, *_DELAY, "dead"}),
+    "claim": frozenset({*_LISTS, *_ITEM, *_RETRY}),
+    "complete": frozenset({*_LISTS, *_ITEM, "attempts", *_DELAY}),
+    "complete_and_lease": frozenset({*_LISTS, *_ITEM, *_RETRY, *_DELAY}),
+    "counts": frozenset({*_LISTS, "delayed", "dead"}),
+    "dead": frozenset({"queue", *_ITEM, *_RETRY, "delayed"}),
+    "deep_clean": frozenset({*_LISTS, *_ITEM, "deep_clean:*"}),
+    "fail": frozenset({*_LISTS, *_ITEM, *_RETRY, *_DELAY}),
+    "lease": frozenset({*_LISTS, *_ITEM, *_RETRY, *_DELAY}),
+    "light_clean": frozenset({*_LISTS, *_ITEM, *_RETRY, *_DELAY}),
+    "release": frozenset({*_LISTS, *_ITEM, *_DELAY}),
+    "renew": frozenset({"queue", *_ITEM}),
+    "set_policy": frozenset({"queue", "policy"}),
+}
+"""Per canonical script: the key families ``<P>:<family>`` it may read or write (SPEC §3, §15, §16)."""
+
+FAMILIES = (*_LISTS, *_ITEM, "deep_clean:*", *_RETRY, *_DELAY)
+"""Every key family of the layout, in the order of SPEC §3: the order the rules are printed in."""
+
+
+_CALL = re.compile(r"""redis\.p?call\(\s*['"](\w+)['"]""")
+
+
+def script_commands(name: str) -> frozenset[str]:
+    """The commands a canonical script runs, read from its source (lower case)."""
+    source = registry()[name].source.decode()
+    code = "\n".join(line.split("--", 1)[0] for line in source.splitlines())
+    return frozenset(command.lower() for command in _CALL.findall(code))
+
+
+CONNECTION = ("evalsha", "eval", "info")
+"""What every role's client sends: scripts (EVAL after NOSCRIPT) and INFO (the server check, §11)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Role:
+    """One job's share of a queue: the scripts it runs and the commands its client sends itself.
+
+    ``also`` says what else the role can do: an ACL tells queues apart, not scripts, so a role can
+    run every script whose commands and keys it has. ``read_only`` families get ``%R~`` patterns.
+    """
+
+    name: str
+    job: str
+    also: str
+    scripts: tuple[str, ...]
+    commands: tuple[str, ...]
+    key_families: tuple[str, ...] = ()
+    read_only: tuple[str, ...] = ()
+
+    def families(self) -> list[str]:
+        """The key families the role's scripts and its own commands name, in SPEC order."""
+        named = set(self.key_families).union(*(SCRIPT_KEYS[s] for s in self.scripts))
+        return [family for family in FAMILIES if family in named]
+
+    def all_commands(self) -> list[str]:
+        """Every command the role needs: its client's, then its scripts', each group sorted."""
+        own = [*CONNECTION, *self.commands]
+        run = sorted(set().union(*(script_commands(s) for s in self.scripts)) - set(own))
+        return own + run
+
+
+ROLES: dict[str, Role] = {
+    role.name: role
+    for role in (
+        Role("producer", "add, add_many (delayed too)", "nothing", ("add",), ()),
+        Role(
+            "worker",
+            "lease (blocking too), lease_many, renew, complete, complete_and_lease, release, fail",
+            "add, light_clean, the dead-letter set, read the policy",
+            ("lease", "claim", "renew", "complete", "complete_and_lease", "release", "fail", "dead"),
+            ("blmove",),
+            read_only=("policy",),
+        ),
+        Role(
+            "operator",
+            "counts, light_clean, deep_clean, the dead-letter set (list, get, requeue, purge), "
+            "read the policy",
+            "add; renew, complete, release and fail (never lease)",
+            ("counts", "light_clean", "deep_clean", "dead"),
+            ("scan", "hgetall"),
+            ("policy",),
+            read_only=("policy",),
+        ),
+        Role(
+            "admin",
+            "load the scripts, set and read the retry policy",
+            "nothing",
+            ("set_policy",),
+            ("script|load", "hgetall"),
+        ),
+    )
+}
+"""The roles of SPEC §13.1, by name."""
+
+
+def rules(role: str, prefix: str, *, read_only: bool = True) -> list[str]:
+    """The ``ACL SETUSER`` rules that give ``role`` exactly its job on queue ``prefix``.
+
+    A family the role only reads gets a read-only pattern (``%R~``, Redis 7); ``read_only=False``
+    writes ``~`` instead, for Redis 6.2.
+    """
+    if role not in ROLES:
+        raise InvalidArgument(f"role must be one of {', '.join(ROLES)}, not {role!r}")
+    v.prefix(prefix, cluster=False)
+    spec = ROLES[role]
+    return [
+        "reset",
+        "on",
+        *(
+            f"{'%R' if read_only and family in spec.read_only else ''}~{prefix}:{family}"
+            for family in spec.families()
+        ),
+        *(f"+{command}" for command in spec.all_commands()),
+    ]
+
+
+def setuser(role: str, prefix: str, user: str | None = None, *, read_only: bool = True) -> str:
+    """The ``ACL SETUSER`` line (redis-cli quoting); the password is the deployer's to add."""
+    words = [user or f"{prefix}-{role}", *rules(role, prefix, read_only=read_only)]
+    return "ACL SETUSER " + " ".join(_quote(word) for word in words)
+
+
+def _quote(word: str) -> str:
+    if word and not any(c.isspace() or c in "\"'" for c in word):
+        return word
+    return '"' + word.replace("\\", "\\\\").replace('"', '\\"') + '"'
