@@ -321,3 +321,30 @@ def test_the_eviction_warning_reaches_a_role_through_info(
             WorkQueue(users["producer"], QUEUE).add("a", b"")
     finally:
         r.config_set("maxmemory-policy", "noeviction")
+
+
+async def test_the_async_client_works_as_a_worker_on_its_queue_only(
+    users: dict[str, redis.Redis], r: redis.Redis, redis_server: RedisServer
+) -> None:
+    client = aioredis.Redis(
+        host="127.0.0.1", port=redis_server.port, username=f"{QUEUE}-worker", password=PASSWORD
+    )
+    try:
+        for prefix, allowed in ((QUEUE, True), (OTHER, False)):
+            r.flushall()
+            WorkQueue(r, prefix).add_many([("a", b"A"), ("b", b"B")])
+            queue = AsyncWorkQueue(client, prefix)
+            try:
+                held = await queue.lease(60_000)
+                assert held is not None
+                assert await queue.renew(held, 60_000)
+                assert await queue.complete(held, require_lease=True)
+                again = await queue.lease(60_000, block=True, timeout_ms=100)
+                assert again is not None
+                assert await queue.release(again)
+                outcome = "ok"
+            except RedisFailure as exc:
+                outcome = "NOPERM" if refused(exc) else str(exc)
+            assert outcome == ("ok" if allowed else "NOPERM"), prefix
+    finally:
+        await client.aclose()
