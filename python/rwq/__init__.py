@@ -3,7 +3,15 @@
 from .aio import AsyncWorkQueue
 from .aio_worker import AsyncJob, AsyncWorker
 from .client import WorkQueue
-from .errors import InvalidArgument, LeaseLost, RedisFailure, RwqError, UnsupportedServer, WrongType
+from .errors import (
+    InvalidArgument,
+    InvalidType,
+    LeaseLost,
+    RedisFailure,
+    RwqError,
+    UnsupportedServer,
+    WrongType,
+)
 from .protocol.operations import (
     CleanReport,
     Counts,
@@ -31,6 +39,7 @@ __all__ = [
     "FailOutcome",
     "FailResult",
     "InvalidArgument",
+    "InvalidType",
     "Job",
     "Lease",
     "LeaseLost",

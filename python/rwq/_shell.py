@@ -4,6 +4,10 @@ from __future__ import annotations
 
 from typing import Any
 
+import redis
+import redis.asyncio
+import redis.asyncio.cluster
+import redis.cluster
 from redis.exceptions import (
     AskError,
     MovedError,
@@ -13,7 +17,7 @@ from redis.exceptions import (
     ResponseError,
 )
 
-from .errors import InvalidArgument, RedisFailure, RwqError, error_from_script
+from .errors import InvalidArgument, InvalidType, RedisFailure, RwqError, error_from_script
 from .protocol import validation
 from .protocol.commands import Call, RunScript
 from .protocol.operations import QueueKeys
@@ -24,6 +28,25 @@ def queue_keys(client: Any, prefix: str, *, cluster: bool) -> QueueKeys:
     if client.get_encoder().decode_responses:
         raise InvalidArgument("rwq needs a Redis client with decode_responses=False: payloads are bytes")
     return QueueKeys(validation.prefix(prefix, cluster=cluster))
+
+
+SYNC_CLIENTS = (redis.Redis, redis.cluster.RedisCluster)
+ASYNC_CLIENTS = (redis.asyncio.Redis, redis.asyncio.cluster.RedisCluster)
+
+
+def is_cluster(client: object, *, asyncio: bool) -> bool:
+    """Check that ``client`` is a redis-py client of the queue's kind; True for a cluster client."""
+    wanted, other = (ASYNC_CLIENTS, SYNC_CLIENTS) if asyncio else (SYNC_CLIENTS, ASYNC_CLIENTS)
+    if isinstance(client, other):
+        raise InvalidType(
+            "AsyncWorkQueue needs a redis.asyncio client, not a synchronous one: use WorkQueue"
+            if asyncio
+            else "WorkQueue needs a synchronous redis client, not a redis.asyncio one: use AsyncWorkQueue"
+        )
+    if not isinstance(client, wanted):
+        names = " or ".join(f"{cls.__module__}.{cls.__name__}" for cls in wanted)
+        raise InvalidType(f"redis must be a {names}, not {type(client).__name__}")
+    return isinstance(client, wanted[1])
 
 
 def script_args(command: RunScript) -> tuple[Any, ...]:

@@ -66,6 +66,10 @@ class AsyncWorker(_WorkerBase):
         logger: logging.Logger | None = None,
     ) -> None:
         super().__init__(
+            queue=queue,
+            queue_type=AsyncWorkQueue,
+            handler=handler,
+            on_error=on_error,
             concurrency=concurrency,
             lease_ms=lease_ms,
             renew_interval_ms=renew_interval_ms,

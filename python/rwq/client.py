@@ -11,6 +11,7 @@ from redis.exceptions import NoScriptError, ResponseError
 
 from . import _shell
 from .protocol import operations as ops
+from .protocol import validation
 from .protocol.commands import Command, Plan, RunScript
 from .protocol.operations import CleanReport, Counts, DeadItem, FailResult, Lease, Outcome, RetryPolicy
 
@@ -26,9 +27,9 @@ class WorkQueue:
 
     def __init__(self, redis: Redis | RedisCluster, prefix: str, *, legacy_lease_key: bool = False) -> None:
         self._redis: Any = redis
-        self._cluster = isinstance(redis, RedisCluster)
+        self._cluster = _shell.is_cluster(redis, asyncio=False)
         self.keys = _shell.queue_keys(redis, prefix, cluster=self._cluster)
-        self.legacy_lease_key = legacy_lease_key
+        self.legacy_lease_key = validation.flag(legacy_lease_key, "legacy_lease_key")
         self._checked = False
 
     @property
@@ -111,7 +112,9 @@ class WorkQueue:
 
     def release(self, lease: Lease, *, delay_ms: int = 0) -> bool:
         """Give a held item back, now or after ``delay_ms``; False if it had been completed meanwhile."""
-        return self._run(ops.owned(ops.release(self.keys, [lease], delay_ms=delay_ms), lease.id))
+        return self._run(
+            ops.owned(ops.release(self.keys, [lease], delay_ms=delay_ms), ops.lease_arg(lease).id)
+        )
 
     def release_many(self, leases: Sequence[Lease], *, delay_ms: int = 0) -> list[Outcome]:
         """Release many held items in one round trip per 1000."""

@@ -17,6 +17,10 @@ class InvalidArgument(RwqError, ValueError):
     code = "INVALID_ARGUMENT"
 
 
+class InvalidType(InvalidArgument, TypeError):
+    """An argument of the wrong type or shape (code INVALID_ARGUMENT); also a TypeError."""
+
+
 class LeaseLost(RwqError):
     """The caller no longer holds the lease this owner-checked operation needs; nothing changed."""
 

@@ -33,7 +33,7 @@ from types import FrameType
 from typing import Literal
 
 from .client import WorkQueue
-from .errors import InvalidArgument, LeaseLost, RedisFailure
+from .errors import InvalidArgument, InvalidType, LeaseLost, RedisFailure
 from .protocol import validation
 from .protocol.operations import FailOutcome, Lease, Outcome
 
@@ -43,6 +43,7 @@ LOGGER = logging.getLogger("rwq.worker")
 BACKOFF_BASE_MS = 100
 BACKOFF_CAP_MS = 5_000
 SIGNALS = (signal.SIGTERM, signal.SIGINT)
+MAX_CONCURRENCY = 10_000
 
 _Settled = Literal["completed", "failed", "released", "lost"]
 
@@ -130,6 +131,10 @@ class _WorkerBase(abc.ABC):
     def __init__(
         self,
         *,
+        queue: object,
+        queue_type: type,
+        handler: object,
+        on_error: object,
         concurrency: int,
         lease_ms: int,
         renew_interval_ms: int | None,
@@ -138,9 +143,15 @@ class _WorkerBase(abc.ABC):
         shutdown_grace_ms: int,
         logger: logging.Logger | None,
     ) -> None:
-        if isinstance(concurrency, bool) or not isinstance(concurrency, int) or concurrency < 1:
-            raise InvalidArgument(f"concurrency must be an int >= 1, got {concurrency!r}")
-        self.concurrency = concurrency
+        if not isinstance(queue, queue_type):
+            raise InvalidType(f"queue must be a {queue_type.__name__}, not {type(queue).__name__}")
+        if not callable(handler):
+            raise InvalidType(f"handler must be callable, not {type(handler).__name__}")
+        if on_error is not None and not callable(on_error):
+            raise InvalidType(f"on_error must be callable or None, not {type(on_error).__name__}")
+        if logger is not None and not isinstance(logger, logging.Logger):
+            raise InvalidType(f"logger must be a logging.Logger or None, not {type(logger).__name__}")
+        self.concurrency = validation.integer(concurrency, "concurrency", 1, MAX_CONCURRENCY)
         self.lease_ms = validation.duration_ms(lease_ms, "lease_ms", minimum=2)
         renew = lease_ms // 3 if renew_interval_ms is None else renew_interval_ms
         self.renew_interval_ms = validation.duration_ms(renew, "renew_interval_ms")
@@ -254,6 +265,10 @@ class Worker(_WorkerBase):
         logger: logging.Logger | None = None,
     ) -> None:
         super().__init__(
+            queue=queue,
+            queue_type=WorkQueue,
+            handler=handler,
+            on_error=on_error,
             concurrency=concurrency,
             lease_ms=lease_ms,
             renew_interval_ms=renew_interval_ms,

@@ -11,10 +11,10 @@ import json
 import secrets
 import warnings
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from ..errors import InvalidArgument, LeaseLost, UnsupportedServer
+from ..errors import InvalidArgument, InvalidType, LeaseLost, UnsupportedServer
 from . import validation as v
 from .commands import Call, Plan, RunScript, T
 from .scripts import registry
@@ -67,13 +67,21 @@ class Lease:
     """A leased item: id, payload, the token that proves ownership, and the attempt number.
 
     ``attempt`` is 1 for the first lease of an item, 2 for the second...; it is 0 when the queue
-    has no retry policy (attempts are counted only under one).
+    has no retry policy (attempts are counted only under one). The token is a capability
+    (RWQ-SEC-003): the repr leaves it out.
     """
 
     id: str
     data: bytes
-    token: str
+    token: str = field(repr=False)
     attempt: int = 0
+
+
+def lease_arg(value: object) -> Lease:
+    """Validate an argument that must be a Lease (its token proves ownership)."""
+    if not isinstance(value, Lease):
+        raise InvalidType(f"lease must be a Lease, not {type(value).__name__}")
+    return value
 
 
 class Outcome(enum.IntEnum):
@@ -120,6 +128,18 @@ class RetryPolicy:
     jitter_pct: int = 0
     dead_max_count: int = 10_000
     dead_max_age_ms: int = 7 * 24 * 3600 * 1000
+
+    def __post_init__(self) -> None:
+        """Refuse a wrong type, or a number no stored policy holds (RWQ-RETRY-014 reads up to 10**15).
+
+        ``set_policy`` also applies the narrower limits a policy is written with.
+        """
+        if not isinstance(self.backoff, str):
+            raise InvalidType(f"backoff must be a str, not {type(self.backoff).__name__}")
+        if self.backoff not in ("fixed", "exponential"):
+            raise InvalidArgument("backoff must be 'fixed' or 'exponential'")
+        for name in _POLICY_LIMITS:
+            v.integer(getattr(self, name), name, 0, MAX_STORED_NUMBER)
 
     def fields(self) -> tuple[str | int, ...]:
         """The ``set_policy`` script arguments, in order."""
@@ -178,7 +198,7 @@ def _legacy(flag: bool) -> bytes:
 def add(keys: QueueKeys, items: Iterable[tuple[str, bytes]], *, delay_ms: int = 0) -> Plan[list[bool]]:
     """add / add_many: one result per item, True when this call created it."""
     v.duration_ms(delay_ms, "delay_ms", minimum=0)
-    pairs = [(v.encode_new_id(item_id), v.payload(data)) for item_id, data in items]
+    pairs = [_pair(item) for item in v.batch(items, "items")]
     script = registry()["add"]
     added: list[bool] = []
     for chunk in _chunks(pairs):
@@ -186,6 +206,13 @@ def add(keys: QueueKeys, items: Iterable[tuple[str, bytes]], *, delay_ms: int = 
         reply = yield RunScript(script, (keys.queue,), args)
         added.extend(bool(flag) for flag in reply)
     return added
+
+
+def _pair(item: object) -> tuple[bytes, bytes]:
+    """An (id, payload) pair of add_many."""
+    if not isinstance(item, (tuple, list)) or len(item) != 2:
+        raise InvalidType(f"each item must be an (id, payload) pair, not {type(item).__name__}")
+    return v.encode_new_id(item[0]), v.payload(item[1])
 
 
 def lease(
@@ -204,8 +231,8 @@ def lease(
     """
     v.duration_ms(lease_ms, "lease_ms")
     v.batch_size(count, "count")
-    if block:
-        v.duration_ms(timeout_ms, "timeout_ms", minimum=0)
+    v.duration_ms(timeout_ms, "timeout_ms", minimum=0)
+    if v.flag(block, "block"):
         if count != 1:
             raise InvalidArgument("a blocking lease takes one item (count=1)")
     elif timeout_ms != 0:
@@ -248,7 +275,7 @@ def renew(
 ) -> Plan[list[bool]]:
     """renew / renew_many: True where the caller still held the lease and it was extended."""
     v.duration_ms(lease_ms, "lease_ms")
-    pairs = [(v.encode_id(held.id), v.token(held.token)) for held in leases]
+    pairs = [(v.encode_id(one.id), v.token(one.token)) for one in map(lease_arg, v.batch(leases, "leases"))]
     script = registry()["renew"]
     renewed: list[bool] = []
     for chunk in _chunks(pairs):
@@ -265,8 +292,8 @@ def _leases(entries: Sequence[Sequence[Any]], token: str) -> list[Lease]:
 
 def _completion(items: Sequence[Lease | str], require_lease: bool) -> tuple[bytes, int, list[bytes]]:
     """The complete script's mode, ARGV entries per item, and the encoded ids (or id, token pairs)."""
-    _not_a_string(items)
-    if not require_lease:
+    items = v.batch(items, "items")
+    if not v.flag(require_lease, "require_lease"):
         return b"any", 1, [v.encode_id(item.id if isinstance(item, Lease) else item) for item in items]
     args: list[bytes] = []
     for item in items:
@@ -322,7 +349,7 @@ def complete_and_lease(
 def release(keys: QueueKeys, leases: Sequence[Lease], *, delay_ms: int = 0) -> Plan[list[Outcome]]:
     """release: give held items back to the queue at once, or after ``delay_ms``."""
     v.duration_ms(delay_ms, "delay_ms", minimum=0)
-    pairs = [(v.encode_id(held.id), v.token(held.token)) for held in leases]
+    pairs = [(v.encode_id(one.id), v.token(one.token)) for one in map(lease_arg, v.batch(leases, "leases"))]
     script = registry()["release"]
     outcomes: list[Outcome] = []
     for chunk in _chunks(pairs):
@@ -330,12 +357,6 @@ def release(keys: QueueKeys, leases: Sequence[Lease], *, delay_ms: int = 0) -> P
         reply = yield RunScript(script, (keys.queue, keys.processing), args)
         outcomes.extend(Outcome(code) for code in reply)
     return outcomes
-
-
-def _not_a_string(items: object) -> None:
-    """A batch is a sequence of items; a str would be taken as a sequence of one-letter ids."""
-    if isinstance(items, (str, bytes)):
-        raise InvalidArgument("expected a sequence of items, not a single string")
 
 
 def first(plan: Plan[Sequence[T]]) -> Plan[T | None]:
@@ -409,6 +430,8 @@ def set_policy(keys: QueueKeys, policy: RetryPolicy | None) -> Plan[None]:
     """Store the queue's retry policy (None removes it, which stops attempt counting)."""
     if policy is None:
         args: tuple[str | int, ...] = ("clear",)
+    elif not isinstance(policy, RetryPolicy):
+        raise InvalidType(f"policy must be a RetryPolicy or None, not {type(policy).__name__}")
     else:
         if policy.backoff not in ("fixed", "exponential"):
             raise InvalidArgument("backoff must be 'fixed' or 'exponential'")
@@ -428,6 +451,7 @@ _POLICY_LIMITS = {
     "dead_max_count": 100_000_000,
     "dead_max_age_ms": v.MAX_DURATION_MS,
 }
+MAX_STORED_NUMBER = 10**15
 
 
 def get_policy(keys: QueueKeys) -> Plan[RetryPolicy | None]:
@@ -456,8 +480,9 @@ def _stored_int(value: str) -> int:
 
 def fail(keys: QueueKeys, held: Lease, reason: str = "") -> Plan[FailResult]:
     """Record a failed attempt: retry after the policy's backoff, or dead-letter the item."""
+    lease_arg(held)
     if not isinstance(reason, str):
-        raise InvalidArgument(f"reason must be a str, not {type(reason).__name__}")
+        raise InvalidType(f"reason must be a str, not {type(reason).__name__}")
     raw_reason = reason.encode("utf-8", "replace")
     if len(raw_reason) > 1024:
         raise InvalidArgument("reason must be at most 1024 bytes")
@@ -491,8 +516,7 @@ def _dead_item(raw: Sequence[Any]) -> DeadItem:
 
 def dead_items(keys: QueueKeys, *, offset: int = 0, count: int = 100) -> Plan[list[DeadItem]]:
     """Dead-lettered items, newest first, without payloads."""
-    if isinstance(offset, bool) or not isinstance(offset, int) or not 0 <= offset <= 100_000_000:
-        raise InvalidArgument(f"offset must be an int in 0..100000000, got {offset!r}")
+    v.integer(offset, "offset", 0, 100_000_000)
     v.batch_size(count, "count")
     reply = yield RunScript(registry()["dead"], (keys.queue,), (b"list", offset, count))
     return [_dead_item(entry) for entry in reply]
@@ -506,8 +530,7 @@ def dead_item(keys: QueueKeys, item_id: str) -> Plan[DeadItem | None]:
 
 def dead_action(keys: QueueKeys, action: Literal["requeue", "purge"], ids: Sequence[str]) -> Plan[list[bool]]:
     """Requeue dead items as new ready items (attempts reset), or purge them."""
-    _not_a_string(ids)
-    raw = [v.encode_id(item_id) for item_id in ids]
+    raw = [v.encode_id(item_id) for item_id in v.batch(ids, "ids")]
     done: list[bool] = []
     for chunk in _chunks(raw):
         reply = yield RunScript(registry()["dead"], (keys.queue,), (action.encode(), *chunk))

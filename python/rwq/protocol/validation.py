@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
-from ..errors import InvalidArgument
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+from ..errors import InvalidArgument, InvalidType
 
 MAX_ID_BYTES = 512
 MAX_DURATION_MS = 31_536_000_000
@@ -16,7 +19,7 @@ RESERVED_SEGMENTS = frozenset(("item", "lease", "leased_by_session", "deep_clean
 def encode_new_id(item_id: object) -> bytes:
     """Validate an id for an item being created: a str of 1..512 UTF-8 bytes."""
     if not isinstance(item_id, str):
-        raise InvalidArgument(f"id must be a str, not {type(item_id).__name__}")
+        raise InvalidType(f"id must be a str, not {type(item_id).__name__}")
     try:
         raw = item_id.encode("utf-8")
     except UnicodeEncodeError as exc:
@@ -43,7 +46,7 @@ def token(value: object) -> bytes:
 def _encode_text(value: object, name: str) -> bytes:
     """A str as the bytes Redis holds; surrogate escapes of bytes that are not UTF-8 survive."""
     if not isinstance(value, str):
-        raise InvalidArgument(f"{name} must be a str, not {type(value).__name__}")
+        raise InvalidType(f"{name} must be a str, not {type(value).__name__}")
     try:
         return value.encode("utf-8", "surrogateescape")
     except UnicodeEncodeError as exc:
@@ -67,25 +70,40 @@ def payload(data: object) -> bytes:
         return data
     if isinstance(data, (bytearray, memoryview)):
         return bytes(data)
-    raise InvalidArgument(f"payload must be bytes, not {type(data).__name__}")
+    raise InvalidType(f"payload must be bytes, not {type(data).__name__}")
 
 
 def duration_ms(value: object, name: str, *, minimum: int = 1) -> int:
     """Validate a duration in integer milliseconds."""
-    if isinstance(value, bool) or not isinstance(value, int):
-        raise InvalidArgument(f"{name} must be an int of milliseconds, not {type(value).__name__}")
-    if not minimum <= value <= MAX_DURATION_MS:
-        raise InvalidArgument(f"{name} must be in {minimum}..{MAX_DURATION_MS} ms, got {value}")
-    return value
+    return integer(value, name, minimum, MAX_DURATION_MS, unit=" ms")
 
 
 def batch_size(value: object, name: str) -> int:
     """Validate a per-call item count."""
+    return integer(value, name, 1, MAX_BATCH)
+
+
+def integer(value: object, name: str, minimum: int, maximum: int, *, unit: str = "") -> int:
+    """Validate an int (never a bool or a float) in ``minimum..maximum``."""
     if isinstance(value, bool) or not isinstance(value, int):
-        raise InvalidArgument(f"{name} must be an int, not {type(value).__name__}")
-    if not 1 <= value <= MAX_BATCH:
-        raise InvalidArgument(f"{name} must be in 1..{MAX_BATCH}, got {value}")
+        raise InvalidType(f"{name} must be an int{unit and ' of milliseconds'}, not {type(value).__name__}")
+    if not minimum <= value <= maximum:
+        raise InvalidArgument(f"{name} must be in {minimum}..{maximum}{unit}, got {value}")
     return value
+
+
+def flag(value: object, name: str) -> bool:
+    """Validate a bool (an int or None is not one: ``block=0`` is more likely a mistake)."""
+    if not isinstance(value, bool):
+        raise InvalidType(f"{name} must be a bool, not {type(value).__name__}")
+    return value
+
+
+def batch(items: object, name: str) -> list[Any]:
+    """A batch as a list: any iterable but a str, bytes or a mapping (their items are not items)."""
+    if isinstance(items, (str, bytes, bytearray, memoryview, Mapping)) or not isinstance(items, Iterable):
+        raise InvalidType(f"{name} must be a sequence of items, not a {type(items).__name__}")
+    return list(items)
 
 
 def hash_tag(key: str) -> str | None:
@@ -102,7 +120,7 @@ def hash_tag(key: str) -> str | None:
 def prefix(value: object, *, cluster: bool) -> str:
     """Validate a queue prefix; on Redis Cluster it must carry a hash tag."""
     if not isinstance(value, str):
-        raise InvalidArgument(f"prefix must be a str, not {type(value).__name__}")
+        raise InvalidType(f"prefix must be a str, not {type(value).__name__}")
     try:
         raw = value.encode("utf-8")
     except UnicodeEncodeError as exc:
