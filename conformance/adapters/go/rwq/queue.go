@@ -13,6 +13,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"io"
 	"log"
 	"strconv"
 	"strings"
@@ -66,6 +67,26 @@ type Lease struct {
 	Data    []byte
 	Token   string
 	Attempt int64
+}
+
+// String describes a lease without its token: a log line or an error must not leak it.
+func (l Lease) String() string {
+	return fmt.Sprintf("Lease{ID: %q, Data: %d bytes, Attempt: %d}", l.ID, len(l.Data), l.Attempt)
+}
+
+// GoString is %#v's form, the token redacted.
+func (l Lease) GoString() string {
+	return fmt.Sprintf("rwq.Lease{ID:%q, Data:%q, Token:\"<redacted>\", Attempt:%d}", l.ID, l.Data, l.Attempt)
+}
+
+// Format makes every verb (%v, %+v, %s, %q...) print String, and %#v GoString, so that fmt never
+// prints the fields, token included.
+func (l Lease) Format(f fmt.State, verb rune) {
+	if verb == 'v' && f.Flag('#') {
+		_, _ = io.WriteString(f, l.GoString())
+		return
+	}
+	_, _ = io.WriteString(f, l.String())
 }
 
 // Outcome is the per-item result of CompleteMany and ReleaseMany.
