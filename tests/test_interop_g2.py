@@ -557,7 +557,7 @@ class FleetWorker:
 
 def rwq_worker(name: str, queue: WorkQueue) -> FleetWorker:
     def lease(block: bool) -> Held | None:
-        got = queue.lease(FLEET_LEASE_S * 1000, block=block, timeout_ms=100)
+        got = queue.lease(FLEET_LEASE_S * 1000, block=block, timeout_ms=100 if block else 0)
         return None if got is None else Held(name, got.id, got.data, got)
 
     return FleetWorker(name, lease, lambda held: queue.complete(held.handle))
