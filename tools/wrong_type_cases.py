@@ -105,7 +105,7 @@ OPERATIONS: dict[str, tuple[str, dict[str, Json], list[str]]] = {
 RETRY_METHODS = {"fail", "set_policy", "dead_list", "dead_get", "dead_purge", "dead_requeue"}
 
 
-def _baseline(profiles: list[str]) -> dict[str, Json]:
+def _baseline(retry: bool, delay: bool) -> dict[str, Json]:
     """The raw keys every case starts from: ready item r, item h leased with token tok-h, and the
     profiles' keys (a retry policy, h's attempts, dead item x; delayed item d, due in ~300 years)."""
     keys: dict[str, Json] = {
@@ -115,7 +115,7 @@ def _baseline(profiles: list[str]) -> dict[str, Json]:
         "item:h": "H",
         "lease:h": "tok-h",
     }
-    if "retry" in profiles:
+    if retry:
         keys |= {
             "policy": {name: str(value) for name, value in POLICY.items()},
             "attempts": {"h": "1"},
@@ -123,7 +123,7 @@ def _baseline(profiles: list[str]) -> dict[str, Json]:
             "dead:data": {"x": "X"},
             "dead:info": {"x": DEAD_INFO},
         }
-    if "delay" in profiles:
+    if delay:
         keys |= {"delayed": [["d", 9999999999999.0]], "delayed:data": {"d": "D"}}
     return keys
 
@@ -155,13 +155,16 @@ def _expect(value: Json) -> Json:
 def case(operation: str, wrong: str) -> Json:
     """The case: key ``wrong`` has another type when ``operation`` runs."""
     method, args, _ = OPERATIONS[operation]
-    profiles = ["core"]
+    # The profiles are those of the methods and options called (a core operation's canonical
+    # script checks the profile keys too); the keys built are those the script reads.
     every = operation in {"lease", "complete-and-lease", "light-clean"}  # reads both profiles' keys
-    if every or method in RETRY_METHODS or wrong in RETRY:
+    profiles = ["core"]
+    if method in RETRY_METHODS:
         profiles.append("retry")
-    if every or "delay_ms" in args or wrong in DELAY:
+    if "delay_ms" in args:
         profiles.append("delay")
-    keys = _baseline(profiles)
+    retry = every or "retry" in profiles or wrong in RETRY
+    keys = _baseline(retry, every or "delay" in profiles or wrong in DELAY)
     # A string key becomes a list, any other a string: both are what a stray SET or LPUSH leaves.
     keys[wrong] = ["wrong"] if TYPES[wrong] == "string" else "wrong"
     actual = "list" if TYPES[wrong] == "string" else "string"
