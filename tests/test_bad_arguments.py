@@ -162,7 +162,7 @@ QUEUE_METHODS = [
     ),
     Method(
         "lease",
-        {"lease_ms": 1000, "block": False, "timeout_ms": 1},
+        {"lease_ms": 1000, "block": True, "timeout_ms": 1},
         {"lease_ms": ints(1, MAX_MS), "block": flags(), "timeout_ms": ints(0, MAX_MS)},
         ("lease_ms",),
     ),
