@@ -13,8 +13,8 @@ from rwq.protocol.commands import Call, Command
 class FanOutScanQueue(WorkQueue):
     def _execute(self, command: Command) -> Any:
         if self._cluster and isinstance(command, Call) and command.args[0] == "SCAN":
-            _, _, _, pattern, _, count = command.args
-            return 0, list(self._redis.scan_iter(match=pattern, count=count))
+            _, _, _, pattern, _, count, _, key_type = command.args
+            return 0, list(self._redis.scan_iter(match=pattern, count=count, _type=key_type))
         return super()._execute(command)
 
 
