@@ -296,8 +296,8 @@ def main(argv: list[str]) -> int:
     caught = len(lines) - missed
     print(
         f"caught {caught}/{len(lines)} mutants ({100 * caught // max(1, len(lines))} %), "
-        f"reference {'passes' if not reference_bad and reference.code == 0 else 'FAILS'} "
-        f"{len({case for line in lines for case in line.case_ids})} named cases, "
+        f"reference passes {len(named) - len(reference_bad)}/{len(named)} named cases"
+        f"{'' if reference.code == 0 else f' (exit code {reference.code})'}, "
         f"{time.monotonic() - started:.0f} s"
     )
     return 0 if caught == len(lines) and not reference_bad and reference.code == 0 else 1
