@@ -34,7 +34,7 @@ lint: venv
 typecheck: venv
 	$(VENV)/bin/mypy
 
-test: test-python test-go conformance-cluster mutants
+test: test-python test-go conformance-cluster
 
 test-python: venv system-deps check-generated lint typecheck
 	$(VENV)/bin/pytest -q
@@ -49,7 +49,8 @@ conformance-go: venv system-deps
 	$(VENV)/bin/rwq conformance --cluster --adapter "$(abspath conformance/adapters/go/bin/rwq-adapter)" --out $(OUT)-go-cluster
 
 # The mutation audit: every mutant of the ledger (conformance/audit/) must fail the case it names,
-# and the reference must pass them all. Prints caught K/N; fails below 100 %.
+# and the reference must pass them all. Prints caught K/N; fails below 100 %. About 6 minutes, so it
+# is a CI step of its own (.ci/run) rather than part of make test.
 mutants: venv system-deps
 	$(PY) tools/mutants.py
 
