@@ -92,8 +92,9 @@ elseif mode == 'requeue' then
   return requeued
 elseif mode == 'finish' then
   if #ARGV ~= 1 then return redis.error_reply('RWQ_INVALID_ARGUMENT finish takes no arguments') end
-  local wrong = keys_wrong()
-  if wrong then return wrong end
+  -- Only the index is touched: finish also ends a run that another key's type refused.
+  local bad = mistyped('set', index)
+  if bad then return redis.error_reply('RWQ_WRONG_TYPE ' .. bad .. ' holds another Redis type than SPEC 3 gives it') end
   redis.call('DEL', index)
   return 1
 end

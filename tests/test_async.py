@@ -461,11 +461,21 @@ async def test_wrong_typed_key_is_wrong_type(r: redis.Redis, aqueue: AsyncWorkQu
 
 
 async def test_non_rwq_error_is_redis_failure(r: redis.Redis, aqueue: AsyncWorkQueue) -> None:
-    r.set(aqueue.keys.policy, "not a hash")
-    with pytest.raises(RedisFailure) as info:
-        await aqueue.retry_policy()
+    await aqueue.counts()  # the server checks are done: only add's script call remains
+    r.config_set("maxmemory", "1")
+    try:
+        with pytest.raises(RedisFailure) as info:
+            await aqueue.add("a", b"x")
+    finally:
+        r.config_set("maxmemory", "0")
     assert info.value.code == "REDIS_ERROR"
-    assert "WRONGTYPE" in str(info.value)
+    assert "maxmemory" in str(info.value)
+
+
+async def test_wrong_typed_policy_is_wrong_type(r: redis.Redis, aqueue: AsyncWorkQueue) -> None:
+    r.set(aqueue.keys.policy, "not a hash")
+    with pytest.raises(WrongType):
+        await aqueue.retry_policy()
 
 
 async def test_script_side_validation_maps_to_invalid_argument(

@@ -1242,14 +1242,27 @@ def test_wrong_typed_key_is_wrong_type(r: redis.Redis, queue: WorkQueue) -> None
 
 
 def test_non_rwq_error_reply_is_redis_failure(r: redis.Redis, queue: WorkQueue) -> None:
-    r.hset(queue.keys.policy, "max_attempts", "3")
-    r.set(queue.keys.policy, "not a hash")
-    with pytest.raises(RedisFailure) as info:
-        queue.retry_policy()
+    """A server error that is not a script's RWQ_ reply (here OOM under noeviction) is REDIS_ERROR."""
+    queue.counts()  # the server checks are done: only add's script call remains
+    r.config_set("maxmemory", "1")
+    try:
+        with pytest.raises(RedisFailure) as info:
+            queue.add("a", b"x")
+    finally:
+        r.config_set("maxmemory", "0")
     assert info.value.code == "REDIS_ERROR"
     assert isinstance(info.value, RwqError)
     assert isinstance(info.value.__cause__, redis.ResponseError)
-    assert "WRONGTYPE" in str(info.value)
+    assert "maxmemory" in str(info.value)
+
+
+def test_wrong_typed_policy_is_wrong_type(r: redis.Redis, queue: WorkQueue) -> None:
+    """get_policy's plain HGETALL on a policy of another type is WRONG_TYPE (RWQ-RETRY-014)."""
+    r.set(queue.keys.policy, "not a hash")
+    with pytest.raises(WrongType) as info:
+        queue.retry_policy()
+    assert info.value.code == "WRONG_TYPE"
+    assert "policy" in str(info.value)
 
 
 def test_script_error_reply_maps_to_invalid_argument(r: redis.Redis, queue: WorkQueue) -> None:

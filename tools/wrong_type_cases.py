@@ -89,10 +89,11 @@ OPERATIONS: dict[str, tuple[str, dict[str, Json], list[str]]] = {
     "fail": ("fail", {"lease": HELD}, ["queue", "processing", *sorted(RETRY | DELAY), *_item("h")]),
     "counts": ("counts", {}, ["queue", "processing", "delayed", "dead"]),
     "light-clean": ("light_clean", {}, ["queue", "processing", *sorted(RETRY | DELAY), *_item("h")]),
-    # Only the keys its first call checks: a later call's refusal leaves the run's index key
-    # (TTL 600 s) behind, which a raw-key check cannot name.
-    "deep-clean": ("deep_clean", {}, ["queue", "processing", *_item("r")]),
+    # item:h is in processing, so its refusal comes from the run's second call: the client must
+    # still finish the run, deleting its index (RWQ-DEEP-005), for the raw keys to be unchanged.
+    "deep-clean": ("deep_clean", {}, ["queue", "processing", *_item("r"), *_item("h")]),
     "set-policy": ("set_policy", {"policy": POLICY}, ["policy"]),
+    "get-policy": ("get_policy", {}, ["policy"]),
     "dead-list": ("dead_list", {}, ["dead", "dead:data", "dead:info"]),
     "dead-get": ("dead_get", {"id": {"utf8": "x"}}, ["dead", "dead:data", "dead:info"]),
     "dead-purge": ("dead_purge", {"ids": [{"utf8": "x"}]}, ["dead", "dead:data", "dead:info"]),
@@ -102,7 +103,9 @@ OPERATIONS: dict[str, tuple[str, dict[str, Json], list[str]]] = {
         ["queue", "attempts", "dead", "dead:data", "dead:info", "delayed", *_item("x")],
     ),
 }
-RETRY_METHODS = {"fail", "set_policy", "dead_list", "dead_get", "dead_purge", "dead_requeue"}
+# Requirements beyond RWQ-SCRIPT-007 that an operation's cases also test.
+ALSO_CITED = {"deep-clean": ["RWQ-DEEP-005"], "get-policy": ["RWQ-RETRY-014"]}
+RETRY_METHODS = {"fail", "set_policy", "get_policy", "dead_list", "dead_get", "dead_purge", "dead_requeue"}
 
 
 def _baseline(retry: bool, delay: bool) -> dict[str, Json]:
@@ -176,7 +179,7 @@ def case(operation: str, wrong: str) -> Json:
     return {
         "id": f"wrong-type/{operation}/{slug}",
         "title": f"{method} with {wrong} holding a {actual}, not a {TYPES[wrong]}: WRONG_TYPE, no write",
-        "requirements": ["RWQ-SCRIPT-007"],
+        "requirements": ["RWQ-SCRIPT-007", *ALSO_CITED.get(operation, [])],
         "profiles": profiles,
         "steps": steps,
     }

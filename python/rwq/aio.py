@@ -10,6 +10,7 @@ from redis.asyncio.cluster import RedisCluster
 from redis.exceptions import NoScriptError, ResponseError
 
 from . import _shell
+from .errors import RwqError
 from .protocol import operations as ops
 from .protocol import validation
 from .protocol.commands import Command, Plan, RunScript
@@ -188,7 +189,12 @@ class AsyncWorkQueue:
         try:
             command = next(plan) if command is None else command
             while True:
-                command = plan.send(await self._execute(command))
+                try:
+                    reply = await self._execute(command)
+                except RwqError as exc:
+                    command = plan.throw(exc)  # the plan may handle it (clean up, map it) or not
+                else:
+                    command = plan.send(reply)
         except StopIteration as done:
             return done.value  # type: ignore[no-any-return]
 

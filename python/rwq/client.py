@@ -10,6 +10,7 @@ from redis.cluster import RedisCluster
 from redis.exceptions import NoScriptError, ResponseError
 
 from . import _shell
+from .errors import RwqError
 from .protocol import operations as ops
 from .protocol import validation
 from .protocol.commands import Command, Plan, RunScript
@@ -182,7 +183,12 @@ class WorkQueue:
         try:
             command = next(plan) if command is None else command
             while True:
-                command = plan.send(self._execute(command))
+                try:
+                    reply = self._execute(command)
+                except RwqError as exc:
+                    command = plan.throw(exc)  # the plan may handle it (clean up, map it) or not
+                else:
+                    command = plan.send(reply)
         except StopIteration as done:
             return done.value  # type: ignore[no-any-return]
 

@@ -14,7 +14,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from ..errors import InvalidArgument, InvalidType, LeaseLost, UnsupportedServer
+from ..errors import InvalidArgument, InvalidType, LeaseLost, RedisFailure, UnsupportedServer, WrongType
 from . import validation as v
 from .commands import Call, Plan, RunScript, T
 from .scripts import registry
@@ -403,25 +403,31 @@ def deep_clean(keys: QueueKeys, *, chunk: int = 1000) -> Plan[CleanReport]:
     script = registry()["deep_clean"]
     three = (keys.queue, keys.processing, keys.deep_clean_index(secrets.token_hex(8)))
     dropped = 0
-    for name in (b"queue", b"processing"):
-        start = 0
-        while start >= 0:
-            start, ghosts = yield RunScript(script, three, (b"index", name, start, chunk))
-            dropped += ghosts
-    item_prefix = keys.prefix.encode("utf-8") + b":item:"
     requeued: list[str] = []
-    cursor = 0
-    while True:
-        # Only strings are items: a nested queue's lists and hashes are not (RWQ-KEYS-009).
-        scan = ("SCAN", cursor, "MATCH", item_prefix + b"*", "COUNT", chunk, "TYPE", "string")
-        cursor, found = yield Call(scan, keys.queue)
-        # Ids longer than RWQ/1 allows (older clients have no limit) are left alone.
-        ids = [key[len(item_prefix) :] for key in found if 0 < len(key) - len(item_prefix) <= v.MAX_ID_BYTES]
-        for part in _chunks(ids, chunk):
-            reply = yield RunScript(script, three, (b"requeue", *part))
-            requeued += [v.decode_id(raw) for raw in reply]
-        if int(cursor) == 0:
-            break
+    try:
+        for name in (b"queue", b"processing"):
+            start = 0
+            while start >= 0:
+                start, ghosts = yield RunScript(script, three, (b"index", name, start, chunk))
+                dropped += ghosts
+        item_prefix = keys.prefix.encode("utf-8") + b":item:"
+        cursor = 0
+        while True:
+            # Only strings are items: a nested queue's lists and hashes are not (RWQ-KEYS-009).
+            scan = ("SCAN", cursor, "MATCH", item_prefix + b"*", "COUNT", chunk, "TYPE", "string")
+            cursor, found = yield Call(scan, keys.queue)
+            # Ids longer than RWQ/1 allows (older clients have no limit) are left alone.
+            ids = [key[len(item_prefix) :] for key in found]
+            ids = [item_id for item_id in ids if 0 < len(item_id) <= v.MAX_ID_BYTES]
+            for part in _chunks(ids, chunk):
+                reply = yield RunScript(script, three, (b"requeue", *part))
+                requeued += [v.decode_id(raw) for raw in reply]
+            if int(cursor) == 0:
+                break
+    except WrongType:
+        # A refused run leaves no index behind (RWQ-DEEP-005): finish checks only the index key.
+        yield RunScript(script, three, (b"finish",))
+        raise
     yield RunScript(script, three, (b"finish",))
     return CleanReport(tuple(requeued), dropped)
 
@@ -456,7 +462,12 @@ MAX_STORED_NUMBER = 10**15
 
 def get_policy(keys: QueueKeys) -> Plan[RetryPolicy | None]:
     """The queue's retry policy, or None."""
-    raw: dict[bytes, bytes] = yield Call(("HGETALL", keys.policy), keys.queue)
+    try:
+        raw: dict[bytes, bytes] = yield Call(("HGETALL", keys.policy), keys.queue)
+    except RedisFailure as exc:
+        if "WRONGTYPE" not in str(exc):
+            raise
+        raise WrongType(f"{keys.prefix}:policy holds another Redis type than SPEC 3 gives it") from exc
     if not raw:
         return None
     fields = {key.decode("utf-8", "replace"): value.decode("utf-8", "replace") for key, value in raw.items()}

@@ -1,6 +1,9 @@
 package rwq
 
-import "context"
+import (
+	"context"
+	"errors"
+)
 
 // Default chunk sizes of the cleaners (entries or ids per script call).
 const (
@@ -44,11 +47,27 @@ func (q *Queue) LightClean(ctx context.Context, chunk int) (CleanReport, error) 
 // or manual edits) found with SCAN, and drops ghost ids from both lists; chunk (1..1000) is the
 // number of entries per script call and the SCAN COUNT. Rare maintenance, run by one process.
 func (q *Queue) DeepClean(ctx context.Context, chunk int) (CleanReport, error) {
-	var report CleanReport
 	if err := checkBatch("chunk", chunk); err != nil {
-		return report, err
+		return CleanReport{}, err
 	}
 	keys := append(q.both(), q.prefix+":deep_clean:"+newToken()[:16])
+	report, err := q.deepCleanRun(ctx, keys, chunk)
+	if err != nil && !errors.Is(err, ErrWrongType) {
+		return CleanReport{}, err
+	}
+	// A refused run still ends with finish, which checks only the index's type (RWQ-DEEP-005).
+	if _, ferr := q.eval(ctx, "deep_clean", keys, "finish"); err == nil && ferr != nil {
+		return CleanReport{}, ferr
+	}
+	if err != nil {
+		return CleanReport{}, err
+	}
+	return report, nil
+}
+
+// deepCleanRun is a deep clean's index and requeue calls, without the finish call.
+func (q *Queue) deepCleanRun(ctx context.Context, keys []string, chunk int) (CleanReport, error) {
+	var report CleanReport
 	for _, list := range []string{"queue", "processing"} {
 		for start := int64(0); start >= 0; {
 			reply, err := q.eval(ctx, "deep_clean", keys, "index", list, start, chunk)
@@ -93,9 +112,6 @@ func (q *Queue) DeepClean(ctx context.Context, chunk int) (CleanReport, error) {
 		if cursor = next; cursor == 0 {
 			break
 		}
-	}
-	if _, err := q.eval(ctx, "deep_clean", keys, "finish"); err != nil {
-		return CleanReport{}, err
 	}
 	return report, nil
 }

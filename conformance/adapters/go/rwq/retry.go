@@ -92,6 +92,9 @@ func (q *Queue) RetryPolicy(ctx context.Context) (*RetryPolicy, error) {
 		return nil, err
 	}
 	raw, err := q.rdb.HGetAll(ctx, q.prefix+":policy").Result()
+	if err != nil && strings.HasPrefix(err.Error(), "WRONGTYPE") {
+		return nil, &Error{Code: CodeWrongType, Message: q.prefix + ":policy holds another Redis type than SPEC 3 gives it"}
+	}
 	if err != nil {
 		return nil, translate(err)
 	}
