@@ -14,7 +14,7 @@
 -- Errors   RWQ_INVALID_ARGUMENT, RWQ_WRONG_TYPE from either part, before anything is written
 -- Effects  those of complete.lua, then those of lease.lua
 -- Cost     1 round trip; the sum of both parts
-local function complete_part(KEYS, ARGV)
+local function complete_part(KEYS, ARGV, completing)
 local queue, processing = KEYS[1], KEYS[2]
 if #KEYS ~= 2 or string.sub(queue, -6) ~= ':queue'
     or processing ~= string.sub(queue, 1, -6) .. 'processing' then
@@ -73,7 +73,7 @@ return result
 end
 end
 end
-local function lease_part(KEYS, ARGV)
+local function lease_part(KEYS, ARGV, completing)
 local queue, processing = KEYS[1] or '', KEYS[2]
 local prefix = string.sub(queue, 1, -6)
 if #KEYS ~= 2 or string.sub(queue, -6) ~= ':queue' or processing ~= prefix .. 'processing' then
@@ -127,7 +127,9 @@ end
 local due_ids = promoting and redis.call('ZRANGEBYSCORE', delayed, '-inf', now, 'LIMIT', 0, 100) or {}
 for _, id in ipairs(due_ids) do bad = bad or item_mistyped(id) end
 -- The queue entries the loop below will examine, walked from the tail as it will walk them
--- (promoted ids, pushed at the head, come after them and were checked above).
+-- (promoted ids, pushed at the head, come after them and were checked above). An id that
+-- complete_and_lease completes first will be a ghost, never granted: the walk goes past it.
+local will_complete = completing
 local consumed, will_grant, will_skip, seen = {}, 0, 0, 0
 while not bad and will_grant < count and will_skip < 1000 do
   local size = seen == 0 and count or 100
@@ -136,7 +138,7 @@ while not bad and will_grant < count and will_skip < 1000 do
     local id = page[j]
     bad = item_mistyped(id)
     if bad then break end
-    if not consumed[id] and redis.call('EXISTS', prefix .. 'item:' .. id) == 1
+    if not consumed[id] and not will_complete[id] and redis.call('EXISTS', prefix .. 'item:' .. id) == 1
         and redis.call('EXISTS', prefix .. 'lease:' .. id, prefix .. 'leased_by_session:' .. id) == 0 then
       consumed[id] = true
       local attempt = counting and stored_int(redis.call('HGET', prefix .. 'attempts', id)) + 1 or 0
@@ -217,7 +219,9 @@ local completing = {}
 for i = 5, #ARGV do completing[i - 4] = ARGV[i] end
 local check_complete = complete_part(KEYS, completing)
 if type(check_complete) ~= 'function' then return check_complete end
-local check_lease = lease_part(KEYS, {ARGV[1], ARGV[2], ARGV[3], ARGV[4]})
+local ids = {}
+for i = 6, #ARGV, ARGV[5] == 'owner' and 2 or 1 do ids[ARGV[i]] = true end
+local check_lease = lease_part(KEYS, {ARGV[1], ARGV[2], ARGV[3], ARGV[4]}, ids)
 if type(check_lease) ~= 'function' then return check_lease end
 local run_complete = check_complete()
 if type(run_complete) ~= 'function' then return run_complete end

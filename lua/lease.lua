@@ -73,7 +73,9 @@ end
 local due_ids = promoting and redis.call('ZRANGEBYSCORE', delayed, '-inf', now, 'LIMIT', 0, 100) or {}
 for _, id in ipairs(due_ids) do bad = bad or item_mistyped(id) end
 -- The queue entries the loop below will examine, walked from the tail as it will walk them
--- (promoted ids, pushed at the head, come after them and were checked above).
+-- (promoted ids, pushed at the head, come after them and were checked above). An id that
+-- complete_and_lease completes first will be a ghost, never granted: the walk goes past it.
+local will_complete = {} -- rwq:completing (tools/compose_lua.py passes complete's ids here)
 local consumed, will_grant, will_skip, seen = {}, 0, 0, 0
 while not bad and will_grant < count and will_skip < 1000 do
   local size = seen == 0 and count or 100
@@ -82,7 +84,7 @@ while not bad and will_grant < count and will_skip < 1000 do
     local id = page[j]
     bad = item_mistyped(id)
     if bad then break end
-    if not consumed[id] and redis.call('EXISTS', prefix .. 'item:' .. id) == 1
+    if not consumed[id] and not will_complete[id] and redis.call('EXISTS', prefix .. 'item:' .. id) == 1
         and redis.call('EXISTS', prefix .. 'lease:' .. id, prefix .. 'leased_by_session:' .. id) == 0 then
       consumed[id] = true
       local attempt = counting and stored_int(redis.call('HGET', prefix .. 'attempts', id)) + 1 or 0

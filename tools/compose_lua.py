@@ -40,7 +40,9 @@ local completing = {}
 for i = 5, #ARGV do completing[i - 4] = ARGV[i] end
 local check_complete = complete_part(KEYS, completing)
 if type(check_complete) ~= 'function' then return check_complete end
-local check_lease = lease_part(KEYS, {ARGV[1], ARGV[2], ARGV[3], ARGV[4]})
+local ids = {}
+for i = 6, #ARGV, ARGV[5] == 'owner' and 2 or 1 do ids[ARGV[i]] = true end
+local check_lease = lease_part(KEYS, {ARGV[1], ARGV[2], ARGV[3], ARGV[4]}, ids)
 if type(check_lease) ~= 'function' then return check_lease end
 local run_complete = check_complete()
 if type(run_complete) ~= 'function' then return run_complete end
@@ -52,9 +54,13 @@ return {completed, leased}
 """
 
 
+COMPLETING = "local will_complete = {} -- rwq:completing"
+
+
 def _part(name: str, source: str) -> str:
-    """``source`` as ``local function <name>_part(KEYS, ARGV)``: validate, return the key check,
-    which returns the body."""
+    """``source`` as ``local function <name>_part(KEYS, ARGV, completing)``: validate, return the
+    key check, which returns the body. A ``rwq:completing`` line takes the set of ids the
+    composite completes before this part runs."""
     lines = source.splitlines(keepends=True)
     start = next(i for i, line in enumerate(lines) if not line.startswith("--"))  # past the header
     marks = [i for i, line in enumerate(lines) if line.startswith(MARKER)]
@@ -62,6 +68,7 @@ def _part(name: str, source: str) -> str:
     if len(marks) != 1 or len(checked) != 1 or checked[0] < marks[0]:
         raise ValueError(f"{name}.lua must have one {MARKER!r} line, then one {CHECKED!r} line")
     validation, check = lines[start : marks[0]], lines[marks[0] + 1 : checked[0]]
+    check = ["local will_complete = completing\n" if line.startswith(COMPLETING) else line for line in check]
     body = lines[checked[0] + 1 :]
     if any("redis.call" in line for line in validation):
         raise ValueError(f"{name}.lua: no redis.call above the marker (validation must not touch Redis)")
@@ -69,7 +76,7 @@ def _part(name: str, source: str) -> str:
         raise ValueError(f"{name}.lua: no error_reply below the marker (it would land inside the reply)")
     return "".join(
         [
-            f"local function {name}_part(KEYS, ARGV)\n",
+            f"local function {name}_part(KEYS, ARGV, completing)\n",
             *validation,
             "return function()\n",
             *check,
