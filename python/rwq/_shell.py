@@ -19,7 +19,7 @@ from redis.exceptions import (
 
 from .errors import InvalidArgument, InvalidType, RedisFailure, RwqError, error_from_script
 from .protocol import validation
-from .protocol.commands import Call, RunScript
+from .protocol.commands import Call, RunScript, Wait
 from .protocol.operations import QueueKeys
 
 
@@ -57,27 +57,66 @@ def script_args(command: RunScript) -> tuple[Any, ...]:
 FAILURES = (RedisError, RedisClusterException)
 
 
-def run_script_once(client: Any, command: RunScript) -> Any:
-    """EVALSHA (EVAL after NOSCRIPT) on one pooled connection, each sent exactly once.
+def run_script_on_connection(connection: Any, command: RunScript) -> Any:
+    """EVALSHA (EVAL after NOSCRIPT), then the WAIT of ``command.wait``, each sent exactly once.
 
     redis-py retries commands after a connection error by default; a script whose reply was lost
     would then run again and its second answer be reported (``complete`` saying False to the
     call that completed). Sent once, a lost reply is a RedisFailure, as RWQ-FAIL-001 requires.
+    The WAIT goes on the same connection right after the script's reply: WAIT counts the
+    replicas that have this connection's writes (RWQ-ACK-001). It is not pipelined with the
+    EVALSHA, whose NOSCRIPT would make it wait for nothing, up to its whole timeout.
     """
-    pool = client.connection_pool
-    connection = pool.get_connection()
     try:
         try:
             connection.send_command("EVALSHA", command.script.sha1, *script_args(command))
-            return connection.read_response()
+            reply = connection.read_response()
         except NoScriptError:
             connection.send_command("EVAL", command.script.source, *script_args(command))
-            return connection.read_response()
+            reply = connection.read_response()
+        if command.wait is None:
+            return reply
+        connection.send_command("WAIT", command.wait.replicas, command.wait.timeout_ms)
+        return reply, connection.read_response(timeout=_wait_timeout_s(connection, command.wait))
     except ResponseError:
         raise
     except BaseException:
         connection.disconnect()  # a reply may still be in flight: never reuse this connection
         raise
+
+
+async def run_script_on_connection_async(connection: Any, command: RunScript) -> Any:
+    """:func:`run_script_on_connection` for ``redis.asyncio`` connections."""
+    try:
+        try:
+            await connection.send_command("EVALSHA", command.script.sha1, *script_args(command))
+            reply = await connection.read_response()
+        except NoScriptError:
+            await connection.send_command("EVAL", command.script.source, *script_args(command))
+            reply = await connection.read_response()
+        if command.wait is None:
+            return reply
+        await connection.send_command("WAIT", command.wait.replicas, command.wait.timeout_ms)
+        return reply, await connection.read_response(timeout=_wait_timeout_s(connection, command.wait))
+    except ResponseError:
+        raise
+    except BaseException:
+        await connection.disconnect()  # a reply may still be in flight: never reuse this connection
+        raise
+
+
+def _wait_timeout_s(connection: Any, wait: Wait) -> float | None:
+    """How long to read WAIT's reply: the connection's own socket timeout, if any, plus WAIT's."""
+    base = connection.socket_timeout
+    return None if base is None else base + wait.timeout_ms / 1000
+
+
+def run_script_once(client: Any, command: RunScript) -> Any:
+    """:func:`run_script_on_connection` on one connection of ``client``'s pool."""
+    pool = client.connection_pool
+    connection = pool.get_connection()
+    try:
+        return run_script_on_connection(connection, command)
     finally:
         pool.release(connection)
 
@@ -87,17 +126,7 @@ async def run_script_once_async(client: Any, command: RunScript) -> Any:
     pool = client.connection_pool
     connection = await pool.get_connection()
     try:
-        try:
-            await connection.send_command("EVALSHA", command.script.sha1, *script_args(command))
-            return await connection.read_response()
-        except NoScriptError:
-            await connection.send_command("EVAL", command.script.source, *script_args(command))
-            return await connection.read_response()
-    except ResponseError:
-        raise
-    except BaseException:
-        await connection.disconnect()  # a reply may still be in flight: never reuse this connection
-        raise
+        return await run_script_on_connection_async(connection, command)
     finally:
         await pool.release(connection)
 
@@ -115,6 +144,12 @@ async def run_script_on_node_async(cluster: Any, command: RunScript) -> Any:
     """The same for ``redis.asyncio`` clusters, whose node connections never retry."""
     await cluster.initialize()
     node = cluster.get_node_from_key(command.keys[0])
+    if command.wait is not None:  # the WAIT must share the script's connection
+        connection = node.acquire_connection()
+        try:
+            return await run_script_on_connection_async(connection, command)
+        finally:
+            node.release(connection)
     try:
         return await node.execute_command("EVALSHA", command.script.sha1, *script_args(command))
     except NoScriptError:

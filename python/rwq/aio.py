@@ -23,14 +23,25 @@ class AsyncWorkQueue:
     """One RWQ/1 queue on a ``redis.asyncio`` ``Redis`` or ``RedisCluster``; see :class:`~rwq.WorkQueue`.
 
     ``legacy_lease_key`` also writes ``<prefix>:leased_by_session:<id>``, for fleets that still
-    run redis-work-queue 0.1.x workers and cleaners.
+    run redis-work-queue 0.1.x workers and cleaners. With ``wait_replicas`` > 0, adds and
+    completes wait (``WAIT``, at most ``wait_timeout_ms``) until that many replicas have the
+    write, and raise :class:`~rwq.errors.NotReplicated` when fewer did (SPEC §8.1).
     """
 
-    def __init__(self, redis: Redis | RedisCluster, prefix: str, *, legacy_lease_key: bool = False) -> None:
+    def __init__(
+        self,
+        redis: Redis | RedisCluster,
+        prefix: str,
+        *,
+        legacy_lease_key: bool = False,
+        wait_replicas: int = 0,
+        wait_timeout_ms: int = 1000,
+    ) -> None:
         self._redis: Any = redis
         self._cluster = _shell.is_cluster(redis, asyncio=True)
         self.keys = _shell.queue_keys(redis, prefix, cluster=self._cluster)
         self.legacy_lease_key = validation.flag(legacy_lease_key, "legacy_lease_key")
+        self.wait = ops.wait_for(wait_replicas, wait_timeout_ms)
         self._checked = False
 
     @property
@@ -39,11 +50,15 @@ class AsyncWorkQueue:
 
     async def add(self, item_id: str, data: bytes, *, delay_ms: int = 0) -> bool:
         """Add an item, ready now or after ``delay_ms``; False if the id is already known."""
-        return bool(await self._run(ops.first(ops.add(self.keys, [(item_id, data)], delay_ms=delay_ms))))
+        return bool(
+            await self._run(
+                ops.first(ops.add(self.keys, [(item_id, data)], delay_ms=delay_ms, wait=self.wait))
+            )
+        )
 
     async def add_many(self, items: Iterable[tuple[str, bytes]], *, delay_ms: int = 0) -> list[bool]:
         """Add many items in one round trip per 1000; one added-flag per item."""
-        return await self._run(ops.add(self.keys, items, delay_ms=delay_ms))
+        return await self._run(ops.add(self.keys, items, delay_ms=delay_ms, wait=self.wait))
 
     async def lease(self, lease_ms: int, *, block: bool = False, timeout_ms: int = 0) -> Lease | None:
         """Lease the oldest ready item for ``lease_ms``; wait for one when ``block`` (0 = no limit)."""
@@ -76,14 +91,14 @@ class AsyncWorkQueue:
         """
         item_id = item.id if isinstance(item, Lease) else item
         return await self._run(
-            ops.owned(ops.complete(self.keys, [item], require_lease=require_lease), item_id)
+            ops.owned(ops.complete(self.keys, [item], require_lease=require_lease, wait=self.wait), item_id)
         )
 
     async def complete_many(
         self, items: Sequence[Lease | str], *, require_lease: bool = False
     ) -> list[Outcome]:
         """Complete many items in one round trip per 1000."""
-        return await self._run(ops.complete(self.keys, items, require_lease=require_lease))
+        return await self._run(ops.complete(self.keys, items, require_lease=require_lease, wait=self.wait))
 
     async def complete_and_lease(
         self, item: Lease | str, lease_ms: int, *, require_lease: bool = False
@@ -114,6 +129,7 @@ class AsyncWorkQueue:
                 count=count,
                 require_lease=require_lease,
                 legacy=self.legacy_lease_key,
+                wait=self.wait,
             )
         )
 
@@ -207,6 +223,9 @@ class AsyncWorkQueue:
                     return await _shell.run_script_on_node_async(self._redis, command)
                 except _shell.REDIRECTS:
                     pass  # the slot moved and the script did not run: let the cluster client follow
+                if command.wait is not None:  # WAIT must share the script's connection: route anew
+                    await self._redis.nodes_manager.initialize()
+                    return await _shell.run_script_on_node_async(self._redis, command)
                 args = _shell.script_args(command)
                 try:
                     return await self._redis.evalsha(command.script.sha1, *args)

@@ -23,14 +23,25 @@ class WorkQueue:
     """One RWQ/1 queue, identified by its key prefix, on a redis-py ``Redis`` or ``RedisCluster``.
 
     ``legacy_lease_key`` also writes ``<prefix>:leased_by_session:<id>``, for fleets that still
-    run redis-work-queue 0.1.x workers and cleaners.
+    run redis-work-queue 0.1.x workers and cleaners. With ``wait_replicas`` > 0, adds and
+    completes wait (``WAIT``, at most ``wait_timeout_ms``) until that many replicas have the
+    write, and raise :class:`~rwq.errors.NotReplicated` when fewer did (SPEC §8.1).
     """
 
-    def __init__(self, redis: Redis | RedisCluster, prefix: str, *, legacy_lease_key: bool = False) -> None:
+    def __init__(
+        self,
+        redis: Redis | RedisCluster,
+        prefix: str,
+        *,
+        legacy_lease_key: bool = False,
+        wait_replicas: int = 0,
+        wait_timeout_ms: int = 1000,
+    ) -> None:
         self._redis: Any = redis
         self._cluster = _shell.is_cluster(redis, asyncio=False)
         self.keys = _shell.queue_keys(redis, prefix, cluster=self._cluster)
         self.legacy_lease_key = validation.flag(legacy_lease_key, "legacy_lease_key")
+        self.wait = ops.wait_for(wait_replicas, wait_timeout_ms)
         self._checked = False
 
     @property
@@ -39,11 +50,13 @@ class WorkQueue:
 
     def add(self, item_id: str, data: bytes, *, delay_ms: int = 0) -> bool:
         """Add an item, ready now or after ``delay_ms``; False if the id is already known."""
-        return bool(self._run(ops.first(ops.add(self.keys, [(item_id, data)], delay_ms=delay_ms))))
+        return bool(
+            self._run(ops.first(ops.add(self.keys, [(item_id, data)], delay_ms=delay_ms, wait=self.wait)))
+        )
 
     def add_many(self, items: Iterable[tuple[str, bytes]], *, delay_ms: int = 0) -> list[bool]:
         """Add many items in one round trip per 1000; one added-flag per item."""
-        return self._run(ops.add(self.keys, items, delay_ms=delay_ms))
+        return self._run(ops.add(self.keys, items, delay_ms=delay_ms, wait=self.wait))
 
     def lease(self, lease_ms: int, *, block: bool = False, timeout_ms: int = 0) -> Lease | None:
         """Lease the oldest ready item for ``lease_ms``; wait for one when ``block`` (0 = no limit)."""
@@ -75,11 +88,13 @@ class WorkQueue:
         With ``require_lease`` the caller must still hold the lease, else :class:`LeaseLost`.
         """
         item_id = item.id if isinstance(item, Lease) else item
-        return self._run(ops.owned(ops.complete(self.keys, [item], require_lease=require_lease), item_id))
+        return self._run(
+            ops.owned(ops.complete(self.keys, [item], require_lease=require_lease, wait=self.wait), item_id)
+        )
 
     def complete_many(self, items: Sequence[Lease | str], *, require_lease: bool = False) -> list[Outcome]:
         """Complete many items in one round trip per 1000."""
-        return self._run(ops.complete(self.keys, items, require_lease=require_lease))
+        return self._run(ops.complete(self.keys, items, require_lease=require_lease, wait=self.wait))
 
     def complete_and_lease(
         self, item: Lease | str, lease_ms: int, *, require_lease: bool = False
@@ -108,6 +123,7 @@ class WorkQueue:
                 count=count,
                 require_lease=require_lease,
                 legacy=self.legacy_lease_key,
+                wait=self.wait,
             )
         )
 
@@ -201,6 +217,9 @@ class WorkQueue:
                     return _shell.run_script_on_node(self._redis, command)
                 except _shell.REDIRECTS:
                     pass  # the slot moved and the script did not run: let the cluster client follow
+                if command.wait is not None:  # WAIT must share the script's connection: route anew
+                    self._redis.nodes_manager.initialize()
+                    return _shell.run_script_on_node(self._redis, command)
                 args = _shell.script_args(command)
                 try:
                     return self._redis.evalsha(command.script.sha1, *args)

@@ -39,6 +39,16 @@ class RedisFailure(RwqError):
     code = "REDIS_ERROR"
 
 
+class NotReplicated(RedisFailure):
+    """The write took effect on the primary, but fewer replicas than asked acknowledged it in time.
+
+    The outcome is ambiguous: a failover before the replicas catch up may lose the write. Retrying
+    is safe where the operation is (``add`` is idempotent by id).
+    """
+
+    code = "NOT_REPLICATED"
+
+
 class WrongType(RwqError):
     """A key of the queue's layout holds another Redis type than SPEC §3 gives it; nothing was written."""
 
@@ -46,7 +56,8 @@ class WrongType(RwqError):
 
 
 _BY_CODE: dict[str, type[RwqError]] = {
-    cls.code: cls for cls in (InvalidArgument, LeaseLost, UnsupportedServer, RedisFailure, WrongType)
+    cls.code: cls
+    for cls in (InvalidArgument, LeaseLost, UnsupportedServer, RedisFailure, NotReplicated, WrongType)
 }
 
 

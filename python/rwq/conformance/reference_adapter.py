@@ -24,7 +24,7 @@ from ..protocol.operations import CleanReport, DeadItem, FailOutcome, FailResult
 from ..protocol.scripts import registry
 from .encoding import Json, decode_bytes, encode_bytes
 
-PROFILES = ["core", "retry", "delay", "legacy-lease"]
+PROFILES = ["core", "retry", "delay", "ack", "legacy-lease"]
 OUTCOMES = {Outcome.DONE: "done", Outcome.GONE: "gone", Outcome.LEASE_LOST: "lease_lost"}
 FAIL_OUTCOMES = {FailOutcome.RETRY: "retry", FailOutcome.DEAD: "dead", FailOutcome.GONE: "gone"}
 
@@ -209,7 +209,13 @@ class Adapter:
             else redis.Redis.from_url(self.redis_url, client_name=args["client_name"])
         )
         options = args.get("options", {})
-        queue = WorkQueue(client, args["queue"], legacy_lease_key=options.get("legacy_lease_key", False))
+        queue = WorkQueue(
+            client,
+            args["queue"],
+            legacy_lease_key=options.get("legacy_lease_key", False),
+            wait_replicas=options.get("wait_replicas", 0),
+            wait_timeout_ms=options.get("wait_timeout_ms", 1000),
+        )
         self.sessions[args["session"]] = (client, queue)
         return {}
 

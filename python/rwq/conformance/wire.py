@@ -17,6 +17,8 @@ named themselves, must:
   ``EVALSHA`` that hit ``NOSCRIPT``, which they must always retry (RWQ-SCRIPT-002). The runner
   knows which scripts the server holds: it asks ``SCRIPT EXISTS`` when the trace starts and
   follows ``SCRIPT FLUSH``, ``SCRIPT LOAD`` and ``EVAL`` through the trace;
+* send ``WAIT`` (profile ``ack``) only on the connection of a script call of :data:`ACKNOWLEDGED`,
+  right after it (RWQ-ACK-001);
 * run the operations of :data:`ONE_SCRIPT` as one call of their own script: the first script a
   session runs in such a step must be that one (``complete_and_lease`` made of a ``complete`` and
   a ``lease`` call would let another client in between, RWQ-NEXT-001);
@@ -65,12 +67,14 @@ ALLOWED = frozenset(
         (b"SCRIPT", b"EXISTS"),
         # the blocking lease, deep_clean, and reading the retry policy (shapes checked below)
         (b"BLMOVE",),
+        (b"WAIT",),
         (b"SCAN",),
         (b"HGETALL",),
     }
 )
 """Every non-script command a session may send (name, or name and subcommand): RWQ-SCRIPT-006."""
 ONE_SCRIPT = {"complete_and_lease": "complete_and_lease"}
+ACKNOWLEDGED = frozenset({"add", "complete", "complete_and_lease"})  # the scripts a WAIT may follow
 """Adapter methods that must be a single call of the named canonical script."""
 HANDSHAKE = frozenset(
     {(b"HELLO",), (b"AUTH",), (b"SELECT",), (b"CLIENT", b"SETNAME"), (b"CLIENT", b"SETINFO")}
@@ -245,6 +249,7 @@ class Checker:
         self.violations: list[Violation] = []
         self._caller: Party | None = None
         self._pending: dict[str, _Pending] = {}
+        self._previous: dict[str, str] = {}  # each client's command before, as "script:<name>" or its name
 
     def _party(self, client: str) -> Party:
         name = self.names.get(client, "")
@@ -301,6 +306,7 @@ class Checker:
                 f"sent {show(seen.args)} in a step that must send nothing: an invalid call is refused "
                 "with INVALID_ARGUMENT before any I/O (RWQ-ERR-002)",
             )
+        previous, self._previous[seen.client] = self._previous.get(seen.client, ""), self._label(seen)
         if name in (b"EVAL", b"EVALSHA"):
             self._script_call(party, seen)
         elif (name, sub) == (b"SCRIPT", b"LOAD") and len(seen.args) > 2:
@@ -311,6 +317,20 @@ class Checker:
                 self._flag(party, f"sent {show(seen.args)}, which is not a queue operation (RWQ-SCRIPT-001)")
         elif party.checked:
             self._plain(party, seen)
+            if name == b"WAIT" and previous.removeprefix("script:") not in ACKNOWLEDGED:
+                self._flag(
+                    party,
+                    f"sent {show(seen.args)} after {previous or 'nothing'} on that connection: WAIT goes "
+                    "on the connection of an add or complete script call, right after it (RWQ-ACK-001)",
+                )
+
+    def _label(self, seen: Seen) -> str:
+        """How :attr:`_previous` remembers a command: a canonical script call by its script's name."""
+        if seen.name == b"EVALSHA" and len(seen.args) > 1:
+            return "script:" + self.canonical.get(seen.args[1].decode("ascii", "replace").lower(), "?")
+        if seen.name == b"EVAL" and len(seen.args) > 1:
+            return "script:" + self.canonical.get(_sha(seen.args[1]), "?")
+        return seen.name.decode("ascii", "replace")
 
     def _script_call(self, party: Party, seen: Seen) -> None:
         name, args = seen.name, seen.args

@@ -12,12 +12,25 @@ T = TypeVar("T")
 
 
 @dataclass(frozen=True, slots=True)
+class Wait:
+    """``WAIT replicas timeout_ms``, sent on the script call's connection right after it."""
+
+    replicas: int
+    timeout_ms: int
+
+
+@dataclass(frozen=True, slots=True)
 class RunScript:
-    """EVALSHA the script (falling back to EVAL on NOSCRIPT); the reply is sent back."""
+    """EVALSHA the script (falling back to EVAL on NOSCRIPT); the reply is sent back.
+
+    With ``wait``, the shell sends ``WAIT`` on the same connection in the same round trip and
+    sends back ``(reply, replicas that acknowledged)``.
+    """
 
     script: Script
     keys: tuple[bytes, ...]
     args: tuple[bytes | str | int, ...]
+    wait: Wait | None = None
 
 
 @dataclass(frozen=True, slots=True)

@@ -14,9 +14,17 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from ..errors import InvalidArgument, InvalidType, LeaseLost, RedisFailure, UnsupportedServer, WrongType
+from ..errors import (
+    InvalidArgument,
+    InvalidType,
+    LeaseLost,
+    NotReplicated,
+    RedisFailure,
+    UnsupportedServer,
+    WrongType,
+)
 from . import validation as v
-from .commands import Call, Plan, RunScript, T
+from .commands import Call, Plan, RunScript, T, Wait
 from .scripts import registry
 
 MIN_REDIS = (6, 2)
@@ -195,7 +203,9 @@ def _legacy(flag: bool) -> bytes:
     return b"1" if flag else b"0"
 
 
-def add(keys: QueueKeys, items: Iterable[tuple[str, bytes]], *, delay_ms: int = 0) -> Plan[list[bool]]:
+def add(
+    keys: QueueKeys, items: Iterable[tuple[str, bytes]], *, delay_ms: int = 0, wait: Wait | None = None
+) -> Plan[list[bool]]:
     """add / add_many: one result per item, True when this call created it."""
     v.duration_ms(delay_ms, "delay_ms", minimum=0)
     pairs = [_pair(item) for item in v.batch(items, "items")]
@@ -203,7 +213,7 @@ def add(keys: QueueKeys, items: Iterable[tuple[str, bytes]], *, delay_ms: int = 
     added: list[bool] = []
     for chunk in _chunks(pairs):
         args = (delay_ms, *(part for pair in chunk for part in pair))
-        reply = yield RunScript(script, (keys.queue,), args)
+        reply = yield from acknowledged(RunScript(script, (keys.queue,), args, wait))
         added.extend(bool(flag) for flag in reply)
     return added
 
@@ -304,14 +314,16 @@ def _completion(items: Sequence[Lease | str], require_lease: bool) -> tuple[byte
 
 
 def complete(
-    keys: QueueKeys, items: Sequence[Lease | str], *, require_lease: bool = False
+    keys: QueueKeys, items: Sequence[Lease | str], *, require_lease: bool = False, wait: Wait | None = None
 ) -> Plan[list[Outcome]]:
     """complete / complete_many. With ``require_lease`` only a current lease holder completes."""
     mode, step, args = _completion(items, require_lease)
     script = registry()["complete"]
     outcomes: list[Outcome] = []
     for chunk in _chunks(args, v.MAX_BATCH * step):
-        reply = yield RunScript(script, (keys.queue, keys.processing), (mode, *chunk))
+        reply = yield from acknowledged(
+            RunScript(script, (keys.queue, keys.processing), (mode, *chunk), wait)
+        )
         outcomes.extend(Outcome(code) for code in reply)
     return outcomes
 
@@ -324,6 +336,7 @@ def complete_and_lease(
     count: int = 1,
     require_lease: bool = False,
     legacy: bool = False,
+    wait: Wait | None = None,
 ) -> Plan[tuple[list[Outcome], list[Lease]]]:
     """Complete 1..1000 items, then lease up to ``count`` without waiting, in one script call.
 
@@ -335,15 +348,41 @@ def complete_and_lease(
     mode, step, args = _completion(items, require_lease)
     v.batch_size(len(args) // step, "items to complete")
     token = new_token()
-    completed, (again, _now, _due_in, *entries) = yield RunScript(
-        registry()["complete_and_lease"],
-        (keys.queue, keys.processing),
-        (lease_ms, token.encode(), count, _legacy(legacy), mode, *args),
+    completed, (again, _now, _due_in, *entries) = yield from acknowledged(
+        RunScript(
+            registry()["complete_and_lease"],
+            (keys.queue, keys.processing),
+            (lease_ms, token.encode(), count, _legacy(legacy), mode, *args),
+            wait,
+        )
     )
     outcomes = [Outcome(code) for code in completed]
     if entries or not again:
         return outcomes, _leases(entries, token)
     return outcomes, (yield from lease(keys, lease_ms, count=count, legacy=legacy))  # RWQ-NEXT-004
+
+
+MAX_WAIT_REPLICAS = 1000
+
+
+def wait_for(replicas: int, timeout_ms: int) -> Wait | None:
+    """The WAIT that adds and completes send (None: they do not wait, the default)."""
+    v.integer(replicas, "wait_replicas", 0, MAX_WAIT_REPLICAS)
+    v.duration_ms(timeout_ms, "wait_timeout_ms")
+    return Wait(replicas, timeout_ms) if replicas else None
+
+
+def acknowledged(command: RunScript) -> Plan[Any]:
+    """Run ``command``; with a ``wait``, fewer replicas than asked is NOT_REPLICATED (RWQ-ACK-002)."""
+    if command.wait is None:
+        return (yield command)
+    reply, replicas = yield command
+    if replicas < command.wait.replicas:
+        raise NotReplicated(
+            f"{command.script.name}: {replicas} of {command.wait.replicas} replicas acknowledged the write "
+            f"within {command.wait.timeout_ms} ms; it took effect on the primary, and a failover may lose it"
+        )
+    return reply
 
 
 def release(keys: QueueKeys, leases: Sequence[Lease], *, delay_ms: int = 0) -> Plan[list[Outcome]]:
