@@ -19,7 +19,7 @@ from redis.asyncio.cluster import RedisCluster as AsyncRedisCluster
 from redis.cluster import RedisCluster
 from rich.console import Console
 
-from rwq import AsyncWorkQueue, CleanReport, Counts, InvalidArgument, Outcome, WorkQueue
+from rwq import AsyncWorkQueue, CleanReport, Counts, InvalidArgument, NotReplicated, Outcome, WorkQueue
 from rwq.conformance.cluster import SLOT_RANGES, LocalCluster
 from rwq.conformance.runner import EXIT_ADAPTER_BROKEN, EXIT_CONFORMS, RunConfig, run
 
@@ -302,3 +302,23 @@ def test_runner_refuses_an_adapter_without_cluster_support(tmp_path: Path, clust
     )
     assert code == EXIT_ADAPTER_BROKEN
     assert "does not declare cluster support" in report["aborted"]
+
+
+def test_sync_wait_goes_to_the_node_of_the_queue(rc: RedisCluster, tagged: str) -> None:
+    """Profile ack on a cluster without replicas: the script runs, and its WAIT on the same node
+    connection counts none (NOT_REPLICATED); a node-less WAIT would be refused by the client."""
+    queue = WorkQueue(rc, tagged, wait_replicas=1, wait_timeout_ms=50)
+    with pytest.raises(NotReplicated, match="0 of 1 replicas"):
+        queue.add("a", b"x")
+    assert WorkQueue(rc, tagged).counts().queued == 1
+
+
+async def test_async_wait_goes_to_the_node_of_the_queue(arc: AsyncRedisCluster, tagged: str) -> None:
+    queue = AsyncWorkQueue(arc, tagged, wait_replicas=1, wait_timeout_ms=50)
+    with pytest.raises(NotReplicated, match="0 of 1 replicas"):
+        await queue.add("a", b"x")
+    lease = await AsyncWorkQueue(arc, tagged).lease(5000)
+    assert lease is not None
+    with pytest.raises(NotReplicated):
+        await queue.complete(lease)
+    assert (await AsyncWorkQueue(arc, tagged).counts()).processing == 0
