@@ -17,6 +17,7 @@ const (
 	CodeUnsupportedServer Code = "UNSUPPORTED_SERVER" // the server cannot run RWQ/1 (older than 6.2)
 	CodeRedisError        Code = "REDIS_ERROR"        // Redis failed or was unreachable; outcome may be unknown
 	CodeWrongType         Code = "WRONG_TYPE"         // a key of the layout has another Redis type; nothing was written
+	CodeNotReplicated     Code = "NOT_REPLICATED"     // profile ack: done on the primary, too few replicas acknowledged in time
 )
 
 // Sentinels to test an error's code with errors.Is; errors.As with *Error gives the details.
@@ -26,6 +27,7 @@ var (
 	ErrUnsupportedServer = errors.New("rwq: " + string(CodeUnsupportedServer))
 	ErrRedis             = errors.New("rwq: " + string(CodeRedisError))
 	ErrWrongType         = errors.New("rwq: " + string(CodeWrongType))
+	ErrNotReplicated     = errors.New("rwq: " + string(CodeNotReplicated))
 )
 
 var sentinels = map[Code]error{
@@ -34,6 +36,7 @@ var sentinels = map[Code]error{
 	CodeUnsupportedServer: ErrUnsupportedServer,
 	CodeRedisError:        ErrRedis,
 	CodeWrongType:         ErrWrongType,
+	CodeNotReplicated:     ErrNotReplicated,
 }
 
 // Error is every error this package returns: an RWQ/1 code, a message and, for REDIS_ERROR,

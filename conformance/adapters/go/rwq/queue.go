@@ -34,6 +34,15 @@ type Options struct {
 	// Warn receives warnings about server settings (an eviction policy other than noeviction);
 	// nil logs them with the standard logger.
 	Warn func(msg string)
+	// Ack, when set, makes adds and completes wait for replicas (profile ack, SPEC §8.1).
+	Ack *Ack
+}
+
+// Ack is profile ack's setting: after each script call of an add or a complete, WAIT on the same
+// connection until Replicas replicas have the write, at most TimeoutMs; fewer is ErrNotReplicated.
+type Ack struct {
+	Replicas  int   // 0..1000; 0 does not wait
+	TimeoutMs int64 // 1..31536000000; WAIT takes 0 as forever, so 0 is refused
 }
 
 // Queue is one RWQ/1 queue, identified by its key prefix. It is safe for concurrent use.
@@ -48,6 +57,7 @@ type Queue struct {
 	queue, inflight string
 	legacy          string
 	warn            func(string)
+	ack             *Ack
 
 	mu      sync.Mutex
 	checked bool
@@ -154,6 +164,17 @@ func New(rdb redis.UniversalClient, prefix string, opts *Options) (*Queue, error
 		inflight: prefix + ":processing", legacy: "0", warn: opts.Warn}
 	if opts.LegacyLeaseKey {
 		q.legacy = "1"
+	}
+	if a := opts.Ack; a != nil {
+		if a.Replicas < 0 || a.Replicas > maxAckReplicas {
+			return nil, invalid(fmt.Sprintf("Ack.Replicas must be in 0..%d", maxAckReplicas))
+		}
+		if err := checkDuration("Ack.TimeoutMs", a.TimeoutMs, 1); err != nil {
+			return nil, err
+		}
+		if a.Replicas > 0 {
+			q.ack = &Ack{Replicas: a.Replicas, TimeoutMs: a.TimeoutMs}
+		}
 	}
 	if q.warn == nil {
 		q.warn = func(msg string) { log.Print(msg) }
@@ -270,6 +291,9 @@ func (q *Queue) eval(ctx context.Context, name string, keys []string, args ...an
 	node, err := q.node(ctx)
 	if err != nil {
 		return nil, err
+	}
+	if q.ack != nil && acknowledged[name] {
+		return q.evalAcked(ctx, node, name, keys, args)
 	}
 	reply, err := scripts[name].Run(ctx, node, keys, args...).Result()
 	if q.cluster != nil && redirected(err) {

@@ -394,7 +394,7 @@ func (a *adapter) hello(args json.RawMessage) (any, error) {
 	return map[string]any{
 		"protocol":       1,
 		"implementation": map[string]string{"name": "rwq-go", "language": "go", "version": rwq.Version},
-		"profiles":       []string{"core", "retry", "delay", "legacy-lease"},
+		"profiles":       []string{"core", "retry", "delay", "ack", "legacy-lease"},
 		"methods":        names,
 		"scripts":        rwq.ScriptSHA1s(),
 		"capabilities":   map[string]bool{"cluster": true},
@@ -406,7 +406,9 @@ func (a *adapter) open(args json.RawMessage) (any, error) {
 		Session, Queue string
 		ClientName     string `json:"client_name"`
 		Options        struct {
-			LegacyLeaseKey bool `json:"legacy_lease_key"`
+			LegacyLeaseKey bool   `json:"legacy_lease_key"`
+			WaitReplicas   *int   `json:"wait_replicas"`
+			WaitTimeoutMs  *int64 `json:"wait_timeout_ms"`
 		}
 	}
 	if err := json.Unmarshal(args, &o); err != nil {
@@ -429,7 +431,17 @@ func (a *adapter) open(args json.RawMessage) (any, error) {
 	} else {
 		client = redis.NewClient(opts)
 	}
-	q, err := rwq.New(client, o.Queue, &rwq.Options{LegacyLeaseKey: o.Options.LegacyLeaseKey})
+	qopts := &rwq.Options{LegacyLeaseKey: o.Options.LegacyLeaseKey}
+	if w := o.Options; w.WaitReplicas != nil || w.WaitTimeoutMs != nil {
+		qopts.Ack = &rwq.Ack{TimeoutMs: 1000}
+		if w.WaitReplicas != nil {
+			qopts.Ack.Replicas = *w.WaitReplicas
+		}
+		if w.WaitTimeoutMs != nil {
+			qopts.Ack.TimeoutMs = *w.WaitTimeoutMs
+		}
+	}
+	q, err := rwq.New(client, o.Queue, qopts)
 	if err != nil {
 		client.Close()
 		return nil, err
