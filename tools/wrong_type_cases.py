@@ -93,6 +93,7 @@ OPERATIONS: dict[str, tuple[str, dict[str, Json], list[str]]] = {
     # still finish the run, deleting its index (RWQ-DEEP-005), for the raw keys to be unchanged.
     "deep-clean": ("deep_clean", {}, ["queue", "processing", *_item("r"), *_item("h")]),
     "set-policy": ("set_policy", {"policy": POLICY}, ["policy"]),
+    "set-policy-if-absent": ("set_policy_if_absent", {"policy": POLICY}, ["policy"]),
     "get-policy": ("get_policy", {}, ["policy"]),
     "dead-list": ("dead_list", {}, ["dead", "dead:data", "dead:info"]),
     "dead-get": ("dead_get", {"id": {"utf8": "x"}}, ["dead", "dead:data", "dead:info"]),
@@ -105,7 +106,16 @@ OPERATIONS: dict[str, tuple[str, dict[str, Json], list[str]]] = {
 }
 # Requirements beyond RWQ-SCRIPT-007 that an operation's cases also test.
 ALSO_CITED = {"deep-clean": ["RWQ-DEEP-005"], "get-policy": ["RWQ-RETRY-014"]}
-RETRY_METHODS = {"fail", "set_policy", "get_policy", "dead_list", "dead_get", "dead_purge", "dead_requeue"}
+RETRY_METHODS = {
+    "fail",
+    "set_policy",
+    "set_policy_if_absent",
+    "get_policy",
+    "dead_list",
+    "dead_get",
+    "dead_purge",
+    "dead_requeue",
+}
 
 
 def _baseline(retry: bool, delay: bool) -> dict[str, Json]:

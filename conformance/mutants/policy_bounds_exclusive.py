@@ -10,11 +10,11 @@ from rwq.protocol.operations import _POLICY_LIMITS, RetryPolicy
 
 
 class ExclusiveQueue(WorkQueue):
-    def set_retry_policy(self, policy: RetryPolicy | None) -> None:
+    def set_retry_policy(self, policy: RetryPolicy | None, *, if_absent: bool = False) -> bool:
         for name, limit in _POLICY_LIMITS.items():
             if policy is not None and getattr(policy, name) >= limit:
                 raise InvalidArgument(f"{name} must be below {limit}")
-        super().set_retry_policy(policy)
+        return super().set_retry_policy(policy, if_absent=if_absent)
 
 
 if __name__ == "__main__":

@@ -13,8 +13,8 @@ NO_LIMITS = RetryPolicy(
 
 
 class ZeroClearQueue(WorkQueue):
-    def set_retry_policy(self, policy: RetryPolicy | None) -> None:
-        super().set_retry_policy(NO_LIMITS if policy is None else policy)
+    def set_retry_policy(self, policy: RetryPolicy | None, *, if_absent: bool = False) -> bool:
+        return super().set_retry_policy(NO_LIMITS if policy is None else policy, if_absent=if_absent)
 
 
 if __name__ == "__main__":

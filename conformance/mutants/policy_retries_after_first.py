@@ -11,10 +11,10 @@ from rwq.protocol.operations import RetryPolicy
 
 
 class EarlyDeadQueue(WorkQueue):
-    def set_retry_policy(self, policy: RetryPolicy | None) -> None:
+    def set_retry_policy(self, policy: RetryPolicy | None, *, if_absent: bool = False) -> bool:
         if policy is not None and policy.max_attempts > 1:
             policy = dataclasses.replace(policy, max_attempts=policy.max_attempts - 1)
-        super().set_retry_policy(policy)
+        return super().set_retry_policy(policy, if_absent=if_absent)
 
 
 if __name__ == "__main__":

@@ -15,11 +15,12 @@ _UNSET: Any = object()
 class CachingQueue(WorkQueue):
     _written: Any = _UNSET
 
-    def set_retry_policy(self, policy: RetryPolicy | None) -> None:
+    def set_retry_policy(self, policy: RetryPolicy | None, *, if_absent: bool = False) -> bool:
         if policy == self._written:
-            return
-        super().set_retry_policy(policy)
+            return True
+        written = super().set_retry_policy(policy, if_absent=if_absent)
         self._written = policy
+        return written
 
 
 if __name__ == "__main__":

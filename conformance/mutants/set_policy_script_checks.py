@@ -15,10 +15,11 @@ def _set_policy(keys: QueueKeys, policy: RetryPolicy) -> Plan[None]:
 
 
 class TrustingPolicyQueue(WorkQueue):
-    def set_retry_policy(self, policy: RetryPolicy | None) -> None:
+    def set_retry_policy(self, policy: RetryPolicy | None, *, if_absent: bool = False) -> bool:
         if policy is None:
             return super().set_retry_policy(policy)
-        return self._run(_set_policy(self.keys, policy))
+        self._run(_set_policy(self.keys, policy))
+        return True
 
 
 if __name__ == "__main__":

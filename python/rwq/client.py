@@ -141,9 +141,13 @@ class WorkQueue:
         """Record a failed attempt: the item is retried after the queue's backoff or dead-lettered."""
         return self._run(ops.fail(self.keys, lease, reason))
 
-    def set_retry_policy(self, policy: RetryPolicy | None) -> None:
-        """Store the queue's retry policy in Redis (None removes it)."""
-        self._run(ops.set_policy(self.keys, policy))
+    def set_retry_policy(self, policy: RetryPolicy | None, *, if_absent: bool = False) -> bool:
+        """Store the queue's retry policy in Redis (None removes it); True when written.
+
+        ``if_absent`` stores it only when the queue has none, so that a worker's default never
+        replaces a policy someone set (RWQ-RETRY-015).
+        """
+        return self._run(ops.set_policy(self.keys, policy, if_absent=if_absent))
 
     def retry_policy(self) -> RetryPolicy | None:
         """The queue's retry policy, or None."""

@@ -450,11 +450,11 @@ def _check_wire(ctx: CaseContext, trace: Trace) -> None:
         quiet = step.get("sends_nothing") or position in ctx.invalid_steps
         if quiet and hosting_impl(ctx.sessions[step["session"]].spec.impl) == SUBJECT:
             silent[position] = ctx.sessions[step["session"]].client_name
-        script = ONE_SCRIPT.get(step.get("call", ""))
-        if script and "async" not in step and "error" not in step.get("expect", {}):
+        one = ONE_SCRIPT.get(step.get("call", ""))
+        if one and "async" not in step and "error" not in step.get("expect", {}):
             session = ctx.sessions[step["session"]]
             if hosting_impl(session.spec.impl) == SUBJECT:
-                one_script[position] = (session.client_name, script)
+                one_script[position] = (session.client_name, *one)
     violations = trace.check(parties, one_script, silent)
     if violations:
         more = f" (and {len(violations) - 1} more wire violations)" if len(violations) > 1 else ""

@@ -131,6 +131,10 @@ def _set_policy(queue: WorkQueue, p: dict[str, Any]) -> Json:
     return {}
 
 
+def _set_policy_if_absent(queue: WorkQueue, p: dict[str, Any]) -> Json:
+    return queue.set_retry_policy(_policy(p["policy"]), if_absent=True)
+
+
 METHODS: dict[str, Callable[[WorkQueue, dict[str, Any]], Json]] = {
     "add": lambda q, p: q.add(_id(p["id"]), decode_bytes(p["data"]), **_given(p, "delay_ms")),
     "add_many": lambda q, p: q.add_many(
@@ -159,6 +163,7 @@ METHODS: dict[str, Callable[[WorkQueue, dict[str, Any]], Json]] = {
     "deep_clean": lambda q, p: _clean(q.deep_clean(**_given(p, "chunk"))),
     "fail": lambda q, p: _fail(q.fail(_lease(p["lease"]), **_given(p, "reason"))),
     "set_policy": _set_policy,
+    "set_policy_if_absent": _set_policy_if_absent,
     "get_policy": lambda q, p: _policy_json(q.retry_policy()),
     "dead_list": lambda q, p: [_dead_json(item) for item in q.dead_items(**_given(p, "offset", "count"))],
     "dead_get": lambda q, p: _dead_json(q.dead_item(_id(p["id"]))),

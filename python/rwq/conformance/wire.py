@@ -20,8 +20,10 @@ named themselves, must:
 * send ``WAIT`` (profile ``ack``) only on the connection of a script call of :data:`ACKNOWLEDGED`,
   right after it (RWQ-ACK-001);
 * run the operations of :data:`ONE_SCRIPT` as one call of their own script: the first script a
-  session runs in such a step must be that one (``complete_and_lease`` made of a ``complete`` and
-  a ``lease`` call would let another client in between, RWQ-NEXT-001);
+  session runs in such a step must be that one, with its first ARGV where given
+  (``complete_and_lease`` made of a ``complete`` and a ``lease`` call would let another client in
+  between, RWQ-NEXT-001; so would a ``set_policy_if_absent`` that reads the policy first and then
+  writes it with a plain ``set_policy``, RWQ-RETRY-015);
 * send nothing at all in a step marked ``sends_nothing`` or answered with ``INVALID_ARGUMENT``
   (an invalid call, refused before any I/O, RWQ-ERR-002), connection handshakes
   (:data:`HANDSHAKE`) aside.
@@ -73,7 +75,11 @@ ALLOWED = frozenset(
     }
 )
 """Every non-script command a session may send (name, or name and subcommand): RWQ-SCRIPT-006."""
-ONE_SCRIPT = {"complete_and_lease": "complete_and_lease"}
+# Operations that are one call of one script, and the first ARGV that call must have, if any.
+ONE_SCRIPT: dict[str, tuple[str, bytes | None]] = {
+    "complete_and_lease": ("complete_and_lease", None),
+    "set_policy_if_absent": ("set_policy", b"default"),
+}
 ACKNOWLEDGED = frozenset({"add", "complete", "complete_and_lease"})  # the scripts a WAIT may follow
 """Adapter methods that must be a single call of the named canonical script."""
 HANDSHAKE = frozenset(
@@ -232,13 +238,13 @@ class Checker:
         names: dict[str, str],
         table: CommandTable,
         marker: bytes,
-        one_script: dict[int, tuple[str, str]] | None = None,
+        one_script: dict[int, tuple[str, str, bytes | None]] | None = None,
         silent: dict[int, str] | None = None,
     ) -> None:
         self.parties = parties
         self.one_script = one_script or {}
         self.silent = silent or {}
-        self._first_script: dict[int, str] = {}
+        self._first_script: dict[int, tuple[str, bytes]] = {}  # a step's first script and ARGV[1]
         self.namespace = namespace.encode() + b":"
         self.cached = set(cached)
         self.names = dict(names)
@@ -351,7 +357,8 @@ class Checker:
             return
         expected = self.one_script.get(self.step)
         if expected and self.names.get(seen.client) == expected[0]:
-            self._first_script.setdefault(self.step, script)
+            first_arg = args[3 + numkeys] if len(args) > 3 + numkeys else b""
+            self._first_script.setdefault(self.step, (script, first_arg))
         self._outside(party, list(args[3 : 3 + numkeys]), seen)
         pending = self._pending.setdefault(party.label, _Pending())
         if name == b"EVALSHA":
@@ -437,15 +444,16 @@ class Checker:
 
     def finish(self) -> list[Violation]:
         """Every violation by step, including NOSCRIPT errors that were never retried."""
-        for step, (client_name, script) in self.one_script.items():
-            first = self._first_script.get(step)
-            if first != script:
-                ran = f"its first script call was {first!r}" if first else "it ran no script"
+        for step, (client_name, script, arg) in self.one_script.items():
+            first, first_arg = self._first_script.get(step, ("", b""))
+            if first != script or (arg is not None and first_arg != arg):
+                ran = f"its first script call was {first} {show((first_arg,))}" if first else "it ran none"
+                call = script if arg is None else f"{script} {arg.decode()}"
                 self.violations.append(
                     Violation(
                         step,
                         f"{self.parties[client_name].label} must perform this operation as one call "
-                        f"of the {script!r} script, but {ran} (RWQ-NEXT-001, RWQ-SCRIPT-001)",
+                        f"of the {call!r} script, but {ran} (RWQ-NEXT-001, RWQ-RETRY-015, RWQ-SCRIPT-001)",
                     )
                 )
         for label, pending in self._pending.items():
@@ -527,7 +535,7 @@ class Trace:
     def check(
         self,
         parties: dict[str, Party],
-        one_script: dict[int, tuple[str, str]] | None = None,
+        one_script: dict[int, tuple[str, str, bytes | None]] | None = None,
         silent: dict[int, str] | None = None,
     ) -> list[Violation]:
         """Finish the trace and check it; ``parties`` maps client names to sessions, ``one_script``

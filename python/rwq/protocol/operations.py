@@ -471,8 +471,11 @@ def deep_clean(keys: QueueKeys, *, chunk: int = 1000) -> Plan[CleanReport]:
     return CleanReport(tuple(requeued), dropped)
 
 
-def set_policy(keys: QueueKeys, policy: RetryPolicy | None) -> Plan[None]:
-    """Store the queue's retry policy (None removes it, which stops attempt counting)."""
+def set_policy(keys: QueueKeys, policy: RetryPolicy | None, *, if_absent: bool = False) -> Plan[bool]:
+    """Store the queue's retry policy (None removes it, which stops attempt counting); True when
+    written. ``if_absent`` writes it only when the queue has none (RWQ-RETRY-015)."""
+    if v.flag(if_absent, "if_absent") and policy is None:
+        raise InvalidArgument("if_absent needs a policy to store")
     if policy is None:
         args: tuple[str | int, ...] = ("clear",)
     elif not isinstance(policy, RetryPolicy):
@@ -484,8 +487,8 @@ def set_policy(keys: QueueKeys, policy: RetryPolicy | None) -> Plan[None]:
             value = getattr(policy, name)
             if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= limit:
                 raise InvalidArgument(f"{name} must be an int in 0..{limit}, got {value!r}")
-        args = policy.fields()
-    yield RunScript(registry()["set_policy"], (keys.queue,), args)
+        args = ("default", *policy.fields()) if if_absent else policy.fields()
+    return bool((yield RunScript(registry()["set_policy"], (keys.queue,), args)))
 
 
 _POLICY_LIMITS = {

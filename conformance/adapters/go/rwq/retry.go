@@ -72,18 +72,44 @@ type DeadItem struct {
 func (q *Queue) SetRetryPolicy(ctx context.Context, p *RetryPolicy) error {
 	args := []any{"clear"}
 	if p != nil {
-		if p.Backoff != BackoffFixed && p.Backoff != BackoffExponential {
-			return invalid("backoff must be fixed or exponential, got " + quote(p.Backoff))
+		fields, err := p.args()
+		if err != nil {
+			return err
 		}
-		for i, v := range p.fields() {
-			if err := checkRange(policyNames[i], v, 0, policyLimits[i]); err != nil {
-				return err
-			}
-		}
-		args = []any{p.MaxAttempts, p.Backoff, p.BaseMs, p.CapMs, p.JitterPct, p.DeadMaxCount, p.DeadMaxAgeMs}
+		args = fields
 	}
 	_, err := q.eval(ctx, "set_policy", q.one(), args...)
 	return err
+}
+
+// SetRetryPolicyIfAbsent stores p only if the queue has no retry policy, in one script call, and
+// reports whether it did: a worker's default never replaces an operator's policy (RWQ-RETRY-015).
+func (q *Queue) SetRetryPolicyIfAbsent(ctx context.Context, p *RetryPolicy) (bool, error) {
+	if p == nil {
+		return false, invalid("SetRetryPolicyIfAbsent needs a policy")
+	}
+	fields, err := p.args()
+	if err != nil {
+		return false, err
+	}
+	reply, err := q.eval(ctx, "set_policy", q.one(), append([]any{"default"}, fields...)...)
+	if err != nil {
+		return false, err
+	}
+	return toInt(reply) == 1, nil
+}
+
+// args validates the policy and returns its seven script arguments.
+func (p *RetryPolicy) args() ([]any, error) {
+	if p.Backoff != BackoffFixed && p.Backoff != BackoffExponential {
+		return nil, invalid("backoff must be fixed or exponential, got " + quote(p.Backoff))
+	}
+	for i, v := range p.fields() {
+		if err := checkRange(policyNames[i], v, 0, policyLimits[i]); err != nil {
+			return nil, err
+		}
+	}
+	return []any{p.MaxAttempts, p.Backoff, p.BaseMs, p.CapMs, p.JitterPct, p.DeadMaxCount, p.DeadMaxAgeMs}, nil
 }
 
 // RetryPolicy reads the queue's retry policy; nil when it has none.

@@ -316,6 +316,9 @@ var methods = map[string]func(q *rwq.Queue, p params) (any, error){
 	"set_policy": func(q *rwq.Queue, p params) (any, error) {
 		return struct{}{}, q.SetRetryPolicy(ctx, (*rwq.RetryPolicy)(p.Policy))
 	},
+	"set_policy_if_absent": func(q *rwq.Queue, p params) (any, error) {
+		return q.SetRetryPolicyIfAbsent(ctx, (*rwq.RetryPolicy)(p.Policy))
+	},
 	"get_policy": func(q *rwq.Queue, p params) (any, error) {
 		policy, err := q.RetryPolicy(ctx)
 		return (*jpolicy)(policy), err
