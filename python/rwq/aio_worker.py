@@ -15,8 +15,8 @@ from typing import Any, Literal
 
 from .aio import AsyncWorkQueue
 from .errors import LeaseLost, RedisFailure
-from .protocol.operations import FailOutcome, Lease, Outcome
-from .worker import _Backoff, _JobBase, _State, _WorkerBase, failure_reason
+from .protocol.operations import FailOutcome, Lease, Outcome, RetryPolicy
+from .worker import DEFAULT_RETRY, LEASE_MS, _Backoff, _JobBase, _State, _WorkerBase, failure_reason
 
 __all__ = ["AsyncJob", "AsyncWorker"]
 
@@ -45,10 +45,12 @@ async def _sleep(seconds: float, event: asyncio.Event) -> None:
 class AsyncWorker(_WorkerBase):
     """Runs the coroutine function ``handler`` on items leased from ``queue``, ``concurrency`` at once.
 
-    The handler gets an :class:`AsyncJob`; returning completes the item, raising releases it
-    (logged with its traceback, then ``on_error(job, exc)`` is called). Unexpected errors in the
-    worker's own tasks (such as :class:`~rwq.errors.UnsupportedServer`) stop it and are re-raised
-    by :meth:`run`. The Redis client's ``socket_timeout``, if any, must exceed ``poll_timeout_ms``.
+    The handler gets an :class:`AsyncJob`; returning completes the item, raising records a failed
+    attempt (logged with its traceback, then ``on_error(job, exc)`` is called). Retries, the
+    default policy (``retry``) and the light cleans (``clean_interval_ms``) are those of
+    :class:`~rwq.worker.Worker`. Unexpected errors in the worker's own tasks (such as
+    :class:`~rwq.errors.UnsupportedServer`) stop it and are re-raised by :meth:`run`. The Redis
+    client's ``socket_timeout``, if any, must exceed ``poll_timeout_ms``.
     """
 
     def __init__(
@@ -60,8 +62,9 @@ class AsyncWorker(_WorkerBase):
         lease_ms: int = 30_000,
         renew_interval_ms: int | None = None,
         poll_timeout_ms: int = 1_000,
-        clean_interval_ms: int | None = None,
+        clean_interval_ms: int | Literal["lease_ms"] | None = LEASE_MS,
         shutdown_grace_ms: int = 10_000,
+        retry: RetryPolicy | None = DEFAULT_RETRY,
         on_error: Callable[[AsyncJob, BaseException], object] | None = None,
         logger: logging.Logger | None = None,
     ) -> None:
@@ -76,6 +79,7 @@ class AsyncWorker(_WorkerBase):
             poll_timeout_ms=poll_timeout_ms,
             clean_interval_ms=clean_interval_ms,
             shutdown_grace_ms=shutdown_grace_ms,
+            retry=retry,
             logger=logger,
         )
         self.queue = queue
@@ -85,6 +89,10 @@ class AsyncWorker(_WorkerBase):
         self._stopping = asyncio.Event()  # no more leasing
         self._halt = asyncio.Event()  # the grace period is over
         self._loop: asyncio.AbstractEventLoop | None = None
+
+    @property
+    def prefix(self) -> str:
+        return self.queue.prefix
 
     def stop(self) -> None:
         """Request a graceful shutdown: stop leasing now; :meth:`run` then winds down and returns.
@@ -109,10 +117,12 @@ class AsyncWorker(_WorkerBase):
         self.logger.info(
             "worker on %r: %d slots, lease %d ms", self.queue.prefix, self.concurrency, self.lease_ms
         )
+        if self.retry is not None:
+            self._policy_stored(await self.queue.set_retry_policy(self.retry, if_absent=True))
         slots = [self._start(self._slot(), f"rwq-slot-{n}") for n in range(self.concurrency)]
         helpers = [self._start(self._renewer(), "rwq-renewer")]
         if self.clean_interval_ms is not None:
-            helpers.append(self._start(self._cleaner(self.clean_interval_ms), "rwq-cleaner"))
+            helpers.append(self._start(self._cleaner(), "rwq-cleaner"))
         try:
             await self._stopping.wait()
         finally:
@@ -263,9 +273,9 @@ class AsyncWorker(_WorkerBase):
                     job.lost.set()
                     self.logger.warning("item %r: lease lost (expired or taken over)", job.id)
 
-    async def _cleaner(self, interval_ms: int) -> None:
+    async def _cleaner(self) -> None:
         while True:
-            await asyncio.sleep(interval_ms / 1000)
+            await asyncio.sleep(self._clean_pause_s())
             try:
                 report = await self.queue.light_clean()
             except RedisFailure as exc:

@@ -3,9 +3,11 @@
 A worker runs ``concurrency`` slots. Each slot leases one item at a time with a blocking lease
 that waits at most ``poll_timeout_ms``, runs the handler on it, then completes it as its lease
 holder and leases the next ready item in the same round trip (``complete_and_lease``; the
-handler returned) or records a failed attempt (the handler raised): under the
-queue's retry policy the item is retried after its backoff or dead-lettered, and without one it
-is given back at once. One renewer extends
+handler returned) or records a failed attempt (the handler raised): the item is retried after
+the queue's backoff, or dead-lettered once its attempts are used up. Safe by default: when the
+queue has no retry policy, the worker stores :data:`DEFAULT_RETRY` at start (only if none is
+there, so an operator's policy stays), and every worker runs a light clean about once per lease
+time, so that the item of a crashed worker comes back. One renewer extends
 every held lease every ``renew_interval_ms`` in a single round trip; a lease it finds lost is
 flagged on the job and never completed as if still owned. Redis failures are logged and retried
 with bounded exponential backoff until the worker is stopped.
@@ -21,7 +23,6 @@ import abc
 import contextlib
 import dataclasses
 import enum
-import functools
 import logging
 import random
 import signal
@@ -30,20 +31,25 @@ import time
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from types import FrameType
-from typing import Literal
+from typing import Final, Literal
 
 from .client import WorkQueue
 from .errors import InvalidArgument, InvalidType, LeaseLost, RedisFailure
 from .protocol import validation
-from .protocol.operations import FailOutcome, Lease, Outcome
+from .protocol.operations import FailOutcome, Lease, Outcome, RetryPolicy
 
-__all__ = ["Job", "Worker", "WorkerStats"]
+__all__ = ["DEFAULT_RETRY", "Job", "Worker", "WorkerStats"]
 
 LOGGER = logging.getLogger("rwq.worker")
 BACKOFF_BASE_MS = 100
 BACKOFF_CAP_MS = 5_000
 SIGNALS = (signal.SIGTERM, signal.SIGINT)
 MAX_CONCURRENCY = 10_000
+DEFAULT_RETRY = RetryPolicy(jitter_pct=25)
+"""The policy a worker stores when the queue has none: 5 attempts, then the dead set (kept 7 days,
+at most 10,000); between attempts 1 s, 2 s, 4 s, 8 s, each shortened by up to 25 % at random."""
+LEASE_MS: Final = "lease_ms"  # clean_interval_ms's default: one light clean per lease time
+CLEAN_JITTER = 0.25  # each pause between light cleans is the interval +-25 %, so workers spread out
 
 _Settled = Literal["completed", "failed", "released", "lost"]
 
@@ -139,8 +145,9 @@ class _WorkerBase(abc.ABC):
         lease_ms: int,
         renew_interval_ms: int | None,
         poll_timeout_ms: int,
-        clean_interval_ms: int | None,
+        clean_interval_ms: int | Literal["lease_ms"] | None,
         shutdown_grace_ms: int,
+        retry: RetryPolicy | None,
         logger: logging.Logger | None,
     ) -> None:
         if not isinstance(queue, queue_type):
@@ -151,6 +158,9 @@ class _WorkerBase(abc.ABC):
             raise InvalidType(f"on_error must be callable or None, not {type(on_error).__name__}")
         if logger is not None and not isinstance(logger, logging.Logger):
             raise InvalidType(f"logger must be a logging.Logger or None, not {type(logger).__name__}")
+        if retry is not None and not isinstance(retry, RetryPolicy):
+            raise InvalidType(f"retry must be a RetryPolicy or None, not {type(retry).__name__}")
+        self.retry = retry
         self.concurrency = validation.integer(concurrency, "concurrency", 1, MAX_CONCURRENCY)
         self.lease_ms = validation.duration_ms(lease_ms, "lease_ms", minimum=2)
         renew = lease_ms // 3 if renew_interval_ms is None else renew_interval_ms
@@ -158,6 +168,8 @@ class _WorkerBase(abc.ABC):
         if self.renew_interval_ms >= lease_ms:
             raise InvalidArgument("renew_interval_ms must be shorter than lease_ms")
         self.poll_timeout_ms = validation.duration_ms(poll_timeout_ms, "poll_timeout_ms")
+        if clean_interval_ms == LEASE_MS:
+            clean_interval_ms = lease_ms
         self.clean_interval_ms = (
             None
             if clean_interval_ms is None
@@ -173,6 +185,23 @@ class _WorkerBase(abc.ABC):
     def stats(self) -> WorkerStats:
         """How the jobs so far ended (a snapshot)."""
         return self._stats
+
+    def _clean_pause_s(self) -> float:
+        """The pause before the next light clean: the interval, +-25 % at random."""
+        assert self.clean_interval_ms is not None
+        return self.clean_interval_ms * random.uniform(1 - CLEAN_JITTER, 1 + CLEAN_JITTER) / 1000
+
+    def _policy_stored(self, stored: bool) -> None:
+        """Log which retry policy the queue runs with, once the default was offered."""
+        if stored:
+            self.logger.info("queue %r had no retry policy: stored the worker's %s", self.prefix, self.retry)
+        else:
+            self.logger.info("queue %r has a retry policy: the worker's default was not stored", self.prefix)
+
+    @property
+    @abc.abstractmethod
+    def prefix(self) -> str:
+        """The queue's key prefix."""
 
     @abc.abstractmethod
     def stop(self) -> None:
@@ -241,10 +270,15 @@ class _WorkerBase(abc.ABC):
 class Worker(_WorkerBase):
     """Runs ``handler`` on items leased from ``queue`` in ``concurrency`` threads.
 
-    The handler gets a :class:`Job`; returning completes the item, raising releases it (logged
-    with its traceback, then ``on_error(job, exc)`` is called). An item whose lease runs out
-    unsettled (a crashed process, a reply lost with the next item in it) comes back only through
-    a light clean: run one somewhere, with ``clean_interval_ms`` or ``rwq clean``. A
+    The handler gets a :class:`Job`; returning completes the item, raising records a failed
+    attempt (logged with its traceback, then ``on_error(job, exc)`` is called): the item comes
+    back after the queue's backoff, or goes to the dead set with the exception as its reason once
+    its attempts are used up. ``retry`` is the policy stored at start when the queue has none
+    (:data:`DEFAULT_RETRY`; None stores nothing, and a queue without a policy then gives a
+    failed item back at once). An item whose lease runs out unsettled (a crashed process, a reply
+    lost with the next item in it) comes back through a light clean, which every worker runs
+    every ``clean_interval_ms`` (+-25 %; by default the lease time, so a crashed worker's item
+    runs again within about 2.25 lease times plus ``poll_timeout_ms``; None: no cleaning). A
     BaseException that is not an Exception stops the worker and is re-raised by :meth:`run`, as
     are unexpected errors such as :class:`~rwq.errors.UnsupportedServer`. The Redis client's
     ``socket_timeout``, if any, must exceed ``poll_timeout_ms``.
@@ -259,8 +293,9 @@ class Worker(_WorkerBase):
         lease_ms: int = 30_000,
         renew_interval_ms: int | None = None,
         poll_timeout_ms: int = 1_000,
-        clean_interval_ms: int | None = None,
+        clean_interval_ms: int | Literal["lease_ms"] | None = LEASE_MS,
         shutdown_grace_ms: int = 10_000,
+        retry: RetryPolicy | None = DEFAULT_RETRY,
         on_error: Callable[[Job, Exception], object] | None = None,
         logger: logging.Logger | None = None,
     ) -> None:
@@ -275,6 +310,7 @@ class Worker(_WorkerBase):
             poll_timeout_ms=poll_timeout_ms,
             clean_interval_ms=clean_interval_ms,
             shutdown_grace_ms=shutdown_grace_ms,
+            retry=retry,
             logger=logger,
         )
         self.queue = queue
@@ -285,6 +321,10 @@ class Worker(_WorkerBase):
         self._halt = threading.Event()  # the grace period is over
         self._done = threading.Event()  # the renewer and the cleaner exit
         self._started = False
+
+    @property
+    def prefix(self) -> str:
+        return self.queue.prefix
 
     def stop(self) -> None:
         """Request a graceful shutdown: stop leasing now; :meth:`run` then winds down and returns."""
@@ -301,12 +341,12 @@ class Worker(_WorkerBase):
         self.logger.info(
             "worker on %r: %d slots, lease %d ms", self.queue.prefix, self.concurrency, self.lease_ms
         )
+        if self.retry is not None:
+            self._policy_stored(self.queue.set_retry_policy(self.retry, if_absent=True))
         slots = [self._start(self._slot, f"rwq-slot-{n}") for n in range(self.concurrency)]
         helpers = [self._start(self._renewer, "rwq-renewer")]
         if self.clean_interval_ms is not None:
-            helpers.append(
-                self._start(functools.partial(self._cleaner, self.clean_interval_ms), "rwq-cleaner")
-            )
+            helpers.append(self._start(self._cleaner, "rwq-cleaner"))
         try:
             self._stopping.wait()
         finally:
@@ -468,8 +508,8 @@ class Worker(_WorkerBase):
                     if lost:
                         self.logger.warning("item %r: lease lost (expired or taken over)", job.id)
 
-    def _cleaner(self, interval_ms: int) -> None:
-        while not self._done.wait(interval_ms / 1000):
+    def _cleaner(self) -> None:
+        while not self._done.wait(self._clean_pause_s()):
             try:
                 report = self.queue.light_clean()
             except RedisFailure as exc:
