@@ -3,16 +3,25 @@
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
+import unicodedata
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 import redis
 from click.testing import CliRunner
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 from jsonschema import Draft202012Validator  # type: ignore[import-untyped,unused-ignore]
+from redis.crc import key_slot
 
-from rwq import RetryPolicy, WorkQueue
+from rwq import RetryPolicy, WorkQueue, cli_queue
 from rwq.cli import cli
+from rwq.conformance.cluster import SLOT_RANGES, LocalCluster
 from rwq.conformance.redis_server import RedisServer
 
 SCHEMA = json.loads((Path(__file__).resolve().parents[1] / "schemas" / "cli-output.schema.json").read_text())
@@ -24,6 +33,15 @@ def rwq(server: RedisServer, *args: str) -> dict[str, Any]:
     document: dict[str, Any] = json.loads(result.output)
     Draft202012Validator(SCHEMA).validate(document)
     return document
+
+
+@pytest.fixture(scope="module")
+def cluster_node_url() -> Iterator[str]:
+    local = LocalCluster().start()
+    try:
+        yield local.url
+    finally:
+        local.stop()
 
 
 def test_schema_is_valid() -> None:
@@ -78,3 +96,104 @@ def test_errors_are_reported_cleanly(redis_server: RedisServer, r: redis.Redis, 
     assert result.exit_code == 1
     assert "Error:" in result.output
     assert "Traceback" not in result.output
+
+
+# -- output that never crashes, never interprets data, never writes terminal codes into a pipe ------
+
+PIECES = ["[", "]", "/", "bold", "link=x", "\x1b", "[31m", "\x07", "\r", "\n", "\t", "é", "💥", "\u202e", "a"]
+HOSTILE = st.lists(st.sampled_from(PIECES), min_size=1, max_size=12).map("".join)
+
+
+def _inert(output: str) -> bool:
+    """No control or format character but newlines: nothing a terminal would act on."""
+    return all(char == "\n" or unicodedata.category(char) not in ("Cc", "Cf") for char in output)
+
+
+def _dead_with(r: redis.Redis, prefix: str, item_id: str, reason: str, data: bytes) -> None:
+    """A dead item written with raw commands, as any client may have left it."""
+    r.zadd(f"{prefix}:dead", {item_id: 1_700_000_000_000})
+    r.hset(f"{prefix}:dead:data", item_id, data)
+    r.hset(f"{prefix}:dead:info", item_id, json.dumps({"reason": reason, "attempts": 3}))
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(item_id=HOSTILE, reason=HOSTILE, data=st.binary(max_size=40) | HOSTILE.map(str.encode))
+def test_dead_items_print_as_inert_text(
+    redis_server: RedisServer, r: redis.Redis, item_id: str, reason: str, data: bytes
+) -> None:
+    prefix = "fuzz"
+    r.delete(f"{prefix}:dead", f"{prefix}:dead:data", f"{prefix}:dead:info")
+    if len(item_id.encode()) > 512:
+        return
+    _dead_with(r, prefix, item_id, reason, data)
+    for args in (["dead", "list"], ["dead", "show", item_id]):
+        result = CliRunner().invoke(cli, [*args, "--prefix", prefix, "--url", redis_server.url])
+        assert result.exit_code == 0, result.output
+        assert _inert(result.output), repr(result.output)
+        assert "Traceback" not in result.output
+        listed = CliRunner().invoke(cli, [*args, "--prefix", prefix, "--url", redis_server.url, "--json"])
+        document = json.loads(listed.output)
+        Draft202012Validator(SCHEMA).validate(document)
+        shown_item = document["item"] if "item" in document else document["items"][0]
+        assert (shown_item["id"], shown_item["reason"]) == (item_id, reason)  # JSON keeps the data exact
+
+
+def test_a_pipe_gets_no_terminal_codes(redis_server: RedisServer, r: redis.Redis) -> None:
+    _dead_with(r, "pipe", "[bold red]x[/]", "\x1b[31mred\x1b[0m [/]", b"\x00\xff")
+    out = subprocess.run(
+        [sys.executable, "-m", "rwq.cli", "dead", "list", "--prefix", "pipe", "--url", redis_server.url],
+        capture_output=True,
+        text=True,
+        check=True,
+        env={**os.environ, "TERM": "xterm-256color", "COLUMNS": "200"},
+    ).stdout
+    assert "\x1b" not in out
+    assert "[bold red]x[/]" in out  # shown as written, not read as markup
+    assert "\\x1b[31mred\\x1b[0m [/]" in out
+
+
+def test_the_url_comes_from_the_environment(redis_server: RedisServer, r: redis.Redis) -> None:
+    WorkQueue(r, "env").add("a", b"x")
+    for name in ("RWQ_URL", "REDIS_URL"):
+        result = CliRunner().invoke(cli, ["stats", "--prefix", "env", "--json"], env={name: redis_server.url})
+        assert json.loads(result.output)["queued"] == 1, (name, result.output)
+
+
+@pytest.mark.parametrize(
+    ("url", "expected"),
+    [
+        ("notaurl://x", "cannot use --url"),
+        ("redis://127.0.0.1:1/0", "REDIS_ERROR"),
+        ("redis://:hunter2@127.0.0.1:1/0", "REDIS_ERROR"),
+    ],
+    ids=["bad-scheme", "refused", "refused-with-password"],
+)
+def test_connection_problems_are_one_line(url: str, expected: str) -> None:
+    result = CliRunner().invoke(cli, ["stats", "--prefix", "p", "--url", url])
+    assert result.exit_code == 1
+    assert expected in result.output
+    assert "Traceback" not in result.output
+    assert len(result.output.strip().splitlines()) == 1
+    assert "hunter2" not in result.output
+
+
+def test_a_cluster_node_without_cluster_gets_a_hint(cluster_node_url: str) -> None:
+    low, high = SLOT_RANGES[0]  # the URL's node serves these slots: pick a queue that is elsewhere
+    tag = next(t for t in map(str, range(100)) if not low <= key_slot(f"{{{t}}}:queue".encode()) <= high)
+    result = CliRunner().invoke(cli, ["stats", "--prefix", f"{{{tag}}}", "--url", cluster_node_url])
+    assert result.exit_code == 1
+    assert "add --cluster" in result.output
+    assert len(result.output.strip().splitlines()) == 1
+
+
+def test_times_are_iso_and_relative_to_the_server() -> None:
+    assert cli_queue.when(1_700_000_000_000, 1_700_000_004_500) == "2023-11-14T22:13:20.000Z (4 s ago)"
+    assert cli_queue.when(1_700_000_000_000, 1_700_000_000_000).endswith("(now)")
+    assert cli_queue.when(1_700_000_000_000, 1_700_007_200_000).endswith("(2 h ago)")
+
+
+def test_payloads_show_as_text_when_they_are_utf8() -> None:
+    assert cli_queue.payload_text("héllo".encode(), "auto") == "héllo"
+    assert cli_queue.payload_text(b"\xff\x00", "auto") == "base64:/wA="
+    assert cli_queue.payload_text(b"abc", "base64") == "base64:YWJj"
+    assert cli_queue.payload_text(b"a\xff", "text") == "a\\xff"

@@ -1,12 +1,18 @@
 """Operator commands of the ``rwq`` CLI: counts, cleaning and the dead-letter set of one queue.
 
-``--json`` prints machine-readable output, described by ``schemas/cli-output.schema.json``.
+``--json`` prints machine-readable output, described by the ``cli-output`` schema shipped with
+rwq (``rwq/schemas/cli-output.schema.json``). Tables never interpret what they show: ids,
+reasons and payloads are data, printed as text with control characters escaped (no rich markup,
+no terminal escapes), and with no styling at all when the output is not a terminal.
 """
 
 from __future__ import annotations
 
 import base64
+import contextlib
+import datetime as dt
 import json
+import unicodedata
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import asdict
@@ -15,19 +21,30 @@ from typing import Any
 import click
 import redis
 from redis.cluster import RedisCluster
+from redis.exceptions import AskError, MovedError
 from rich.console import Console
 from rich.table import Table
+from rich.text import Text
 
 from .client import WorkQueue
 from .errors import RwqError
 from .protocol import acl
 from .protocol.operations import CleanReport, DeadItem
 
+DEFAULT_URL = "redis://127.0.0.1:6379/0"
 queue_options: list[Callable[[Any], Any]] = [
-    click.option("--url", default="redis://127.0.0.1:6379/0", show_default=True, help="The Redis to use."),
+    click.option(
+        "--url",
+        envvar=["RWQ_URL", "REDIS_URL"],
+        default=DEFAULT_URL,
+        show_default=True,
+        help="The Redis to use; else $RWQ_URL, else $REDIS_URL.",
+    ),
     click.option("--prefix", required=True, help="The queue's key prefix."),
     click.option("--cluster", is_flag=True, help="Connect to a Redis Cluster (the prefix needs a hash tag)."),
-    click.option("--json", "as_json", is_flag=True, help="Print JSON (schemas/cli-output.schema.json)."),
+    click.option(
+        "--json", "as_json", is_flag=True, help="Print JSON (the cli-output schema shipped with rwq)."
+    ),
 ]
 
 
@@ -39,28 +56,98 @@ def with_queue_options(command: Callable[..., Any]) -> Callable[..., Any]:
 
 @contextmanager
 def open_queue(url: str, prefix: str, cluster: bool) -> Iterator[WorkQueue]:
-    """A queue on a client of its own; RWQ errors become clean CLI errors (exit 1)."""
-    client: Any = RedisCluster.from_url(url) if cluster else redis.Redis.from_url(url)
+    """A queue on a client of its own; every failure becomes a one-line CLI error (exit 1)."""
+    try:
+        client: Any = RedisCluster.from_url(url) if cluster else redis.Redis.from_url(url)
+    except (ValueError, redis.RedisError) as exc:
+        raise click.ClickException(f"cannot use --url {_redacted(url)}: {exc}") from exc
     try:
         yield WorkQueue(client, prefix)
     except RwqError as exc:
-        raise click.ClickException(f"{exc.code}: {exc}") from exc
+        raise click.ClickException(f"{exc.code}: {exc}{_hint(exc)}") from exc
+    except redis.RedisError as exc:  # the cluster client's own errors, before any rwq call
+        raise click.ClickException(f"REDIS_ERROR: {type(exc).__name__}: {exc}{_hint(exc)}") from exc
     finally:
         client.close()
+
+
+def _hint(exc: Exception) -> str:
+    """What to do about a redirection error: the URL names a cluster node, or not."""
+    text = str(exc)
+    if isinstance(exc.__cause__, MovedError | AskError) or isinstance(exc, MovedError | AskError):
+        return " (this Redis is a node of a Redis Cluster: add --cluster)"
+    if "cluster support disabled" in text.lower():
+        return " (this Redis is not a cluster: drop --cluster)"
+    return ""
+
+
+def _redacted(url: str) -> str:
+    """The URL without its password (passwords never reach a message)."""
+    scheme, sep, rest = url.partition("://")
+    userinfo, at, host = rest.rpartition("@")
+    if not sep or not at:
+        return url
+    user = userinfo.partition(":")[0]
+    return f"{scheme}://{user}:***@{host}" if ":" in userinfo else url
+
+
+def shown(value: str) -> Text:
+    """Data as a table cell: never read as markup, control characters escaped (no terminal codes)."""
+    return Text("".join(_escaped(char) for char in value))
+
+
+def _escaped(char: str) -> str:
+    if unicodedata.category(char) in ("Cc", "Cf", "Cs", "Co", "Zl", "Zp"):
+        code = ord(char)
+        return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}" if code < 0x10000 else f"\\U{code:08x}"
+    return char
 
 
 def emit(as_json: bool, document: dict[str, Any], table: Table) -> None:
     if as_json:
         click.echo(json.dumps(document, sort_keys=True))
     else:
-        Console().print(table)
+        # Styles only on a terminal; never markup or emoji codes read from data.
+        Console(highlight=False, emoji=False, markup=False).print(table)
 
 
 def _table(title: str, *columns: str) -> Table:
-    table = Table(title=title)
+    table = Table(title=shown(title))
     for column in columns:
         table.add_column(column)
     return table
+
+
+def server_now_ms(queue: WorkQueue) -> int:
+    """The server's clock (SPEC §5: times come from Redis), in epoch milliseconds."""
+    seconds, micros = queue._redis.time()
+    return int(seconds) * 1000 + int(micros) // 1000
+
+
+def when(at_ms: int, now_ms: int) -> str:
+    """An epoch-ms time as ISO-8601 UTC, and relative to the server's now ("... (4 s ago)")."""
+    iso = dt.datetime.fromtimestamp(at_ms / 1000, dt.timezone.utc).isoformat(timespec="milliseconds")
+    return f"{iso.replace('+00:00', 'Z')} ({_ago(now_ms - at_ms)})"
+
+
+def _ago(ms: int) -> str:
+    future, ms = ms < 0, abs(ms)
+    for unit, size in (("d", 86_400_000), ("h", 3_600_000), ("min", 60_000), ("s", 1000)):
+        if ms >= size:
+            amount = f"{ms // size} {unit}"
+            return f"in {amount}" if future else f"{amount} ago"
+    return "now"
+
+
+def payload_text(data: bytes, mode: str) -> str:
+    """A payload as text: UTF-8 as is (``auto``/``text``), else base64 (``auto``/``base64``)."""
+    if mode != "base64":
+        try:
+            return data.decode("utf-8")
+        except UnicodeDecodeError:
+            if mode == "text":
+                return data.decode("utf-8", "backslashreplace")
+    return "base64:" + base64.b64encode(data).decode()
 
 
 @click.command()
@@ -134,6 +221,8 @@ def _dead(item: DeadItem) -> dict[str, Any]:
     }
     if item.data is not None:
         record["data_base64"] = base64.b64encode(item.data).decode()
+        with contextlib.suppress(UnicodeDecodeError):  # not text: data_base64 only
+            record["data_text"] = item.data.decode("utf-8")
     return record
 
 
@@ -145,24 +234,36 @@ def dead_list(*, url: str, prefix: str, cluster: bool, as_json: bool, offset: in
     """Dead items, newest first."""
     with open_queue(url, prefix, cluster) as queue:
         items = queue.dead_items(offset=offset, count=count)
-    table = _table(f"dead items of {prefix}", "id", "dead at (ms)", "attempts", "reason")
+        now_ms = server_now_ms(queue)
+    table = _table(f"dead items of {prefix}", "id", "dead since", "attempts", "reason")
     for item in items:
-        table.add_row(item.id, str(item.dead_at_ms), str(item.attempts), item.reason)
+        table.add_row(shown(item.id), when(item.dead_at_ms, now_ms), str(item.attempts), shown(item.reason))
     emit(as_json, {"command": "dead list", "prefix": prefix, "items": [_dead(i) for i in items]}, table)
 
 
 @dead.command("show")
 @with_queue_options
+@click.option(
+    "--payload",
+    type=click.Choice(["auto", "text", "base64"]),
+    default="auto",
+    show_default=True,
+    help="auto: text when the payload is UTF-8, else base64.",
+)
 @click.argument("item_id")
-def dead_show(*, url: str, prefix: str, cluster: bool, as_json: bool, item_id: str) -> None:
+def dead_show(*, url: str, prefix: str, cluster: bool, as_json: bool, payload: str, item_id: str) -> None:
     """One dead item, with its payload."""
     with open_queue(url, prefix, cluster) as queue:
         item = queue.dead_item(item_id)
+        now_ms = server_now_ms(queue)
     if item is None:
         raise click.ClickException(f"{item_id!r} is not in the dead-letter set of {prefix}")
     table = _table(f"dead item {item_id}", "field", "value")
-    for field, value in _dead(item).items():
-        table.add_row(field, str(value))
+    table.add_row("id", shown(item.id))
+    table.add_row("dead since", when(item.dead_at_ms, now_ms))
+    table.add_row("attempts", str(item.attempts))
+    table.add_row("reason", shown(item.reason))
+    table.add_row("payload", shown(payload_text(item.data or b"", payload)))
     emit(as_json, {"command": "dead show", "prefix": prefix, "item": _dead(item)}, table)
 
 
@@ -189,6 +290,6 @@ def _dead_action(
         done = queue.requeue_dead(list(ids)) if action == "requeue" else queue.purge_dead(list(ids))
     table = _table(f"dead {action} in {prefix}", "id", "done")
     for item_id, flag in zip(ids, done, strict=True):
-        table.add_row(item_id, "yes" if flag else "no (not dead, or live again)")
+        table.add_row(shown(item_id), "yes" if flag else "no (not dead, or live again)")
     results = [{"id": item_id, "done": flag} for item_id, flag in zip(ids, done, strict=True)]
     emit(as_json, {"command": f"dead {action}", "prefix": prefix, "results": results}, table)
