@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import re
 import shlex
+import threading
 import warnings
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -15,7 +16,7 @@ import redis
 import redis.asyncio as aioredis
 from click.testing import CliRunner
 
-from rwq import AsyncWorkQueue, RetryPolicy, WorkQueue
+from rwq import AsyncWorkQueue, RetryPolicy, Worker, WorkQueue
 from rwq.cli import cli
 from rwq.conformance.redis_server import RedisServer
 from rwq.errors import InvalidArgument, RedisFailure
@@ -348,3 +349,33 @@ async def test_the_async_client_works_as_a_worker_on_its_queue_only(
             assert outcome == ("ok" if allowed else "NOPERM"), prefix
     finally:
         await client.aclose()
+
+
+def test_a_default_worker_runs_as_the_worker_role(
+    users: dict[str, redis.Redis], r: redis.Redis, caplog: pytest.LogCaptureFixture
+) -> None:
+    """The worker role may not write the retry policy: a Worker whose default policy it cannot
+    store says so and works all the same; where an admin set one, it only reads it."""
+
+    def work_one() -> Worker:
+        WorkQueue(users["producer"], QUEUE).add("a", b"x")
+        done = threading.Event()
+        worker = Worker(WorkQueue(users["worker"], QUEUE), lambda job: done.set(), poll_timeout_ms=100)
+        thread = threading.Thread(target=worker.run)
+        thread.start()
+        try:
+            assert done.wait(10)
+        finally:
+            worker.stop()
+            thread.join(30)
+        assert worker.stats.completed == 1
+        return worker
+
+    work_one()
+    assert WorkQueue(r, QUEUE).retry_policy() is None
+    assert any("could not store the default retry policy" in rec.getMessage() for rec in caplog.records)
+    caplog.clear()
+    WorkQueue(users["admin"], QUEUE).set_retry_policy(RetryPolicy(max_attempts=2))
+    work_one()
+    assert WorkQueue(r, QUEUE).retry_policy() == RetryPolicy(max_attempts=2)
+    assert not any("could not store" in rec.getMessage() for rec in caplog.records)

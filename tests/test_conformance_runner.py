@@ -32,11 +32,11 @@ from rwq.conformance.runner import (
     EXIT_CONFORMS,
     EXIT_NONCONFORMANT,
     EXIT_NOTHING_RAN,
-    EXIT_USAGE,
     RunConfig,
     run,
 )
 from rwq.conformance.workload import Workload, WorkloadConfig
+from rwq.console import EXIT_USAGE
 
 REFERENCE = f"{shlex.quote(sys.executable)} -m rwq.conformance.reference_adapter"
 CLOSING = re.compile(r"^(\d+) passed, (\d+) failed, (\d+) skipped$")

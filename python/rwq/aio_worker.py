@@ -118,7 +118,10 @@ class AsyncWorker(_WorkerBase):
             "worker on %r: %d slots, lease %d ms", self.queue.prefix, self.concurrency, self.lease_ms
         )
         if self.retry is not None:
-            self._policy_stored(await self.queue.set_retry_policy(self.retry, if_absent=True))
+            try:
+                self._policy_stored(await self.queue.set_retry_policy(self.retry, if_absent=True))
+            except RedisFailure as exc:  # a worker ACL user may not write the policy (SPEC 13.1)
+                self.logger.warning("could not store the default retry policy: %s", exc)
         slots = [self._start(self._slot(), f"rwq-slot-{n}") for n in range(self.concurrency)]
         helpers = [self._start(self._renewer(), "rwq-renewer")]
         if self.clean_interval_ms is not None:

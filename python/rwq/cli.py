@@ -8,7 +8,7 @@ from pathlib import Path
 import click
 
 from . import cli_queue
-from .conformance.runner import EXIT_USAGE, RunConfig, run
+from .console import EXIT_USAGE, missing_extra
 
 
 @click.group()
@@ -121,6 +121,14 @@ def conformance(
 
     Exit codes: 0 conforms, 1 non-conformant, 2 adapter broken, 3 usage error, 4 nothing ran.
     """
+    try:
+        from .conformance.runner import RunConfig, run  # noqa: PLC0415 - the conformance extra
+    except ImportError as exc:
+        extra = missing_extra(exc)
+        if extra is None:
+            raise
+        click.echo(f"rwq conformance needs the {extra} extra: pip install 'rwq[{extra}]'", err=True)
+        sys.exit(EXIT_USAGE)
     config = RunConfig(
         adapter=adapter,
         out=out,
@@ -144,7 +152,7 @@ for operator_command in (cli_queue.stats, cli_queue.clean, cli_queue.dead, cli_q
 
 
 def main() -> None:
-    """Entry point: click's usage errors exit with 3 (click uses 2, which means "adapter broken" here)."""
+    """Run the CLI: click's usage errors exit with 3 (click uses 2, which means "adapter broken" here)."""
     try:
         cli.main(standalone_mode=False)
     except click.exceptions.Abort:

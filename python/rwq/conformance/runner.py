@@ -21,6 +21,7 @@ from redis.exceptions import RedisError
 from rich.console import Console
 
 from .. import __version__
+from ..console import EXIT_USAGE
 from . import data, stateful, workload
 from .adapter import PROTOCOL_VERSION, AdapterFailure, Hello, Timeouts
 from .cases import Case, CaseFileError, load_cases, matches
@@ -44,8 +45,7 @@ from .report import (
 
 EXIT_CONFORMS = 0
 EXIT_NONCONFORMANT = 1
-EXIT_ADAPTER_BROKEN = 2
-EXIT_USAGE = 3
+EXIT_ADAPTER_BROKEN = 2  # 3 is EXIT_USAGE, the whole CLI's (rwq.console)
 EXIT_NOTHING_RAN = 4
 VERDICTS = {
     EXIT_CONFORMS: "conforms",
