@@ -7,7 +7,7 @@ from pathlib import Path
 
 import click
 
-from . import cli_queue
+from . import cli_queue, cli_worker
 from .console import EXIT_USAGE, missing_extra
 
 
@@ -147,8 +147,14 @@ def conformance(
     sys.exit(run(config))
 
 
-for operator_command in (cli_queue.stats, cli_queue.clean, cli_queue.dead, cli_queue.acl_command):
-    cli.add_command(operator_command)
+for command in (
+    cli_queue.stats,
+    cli_queue.clean,
+    cli_queue.dead,
+    cli_queue.acl_command,
+    cli_worker.worker_command,
+):
+    cli.add_command(command)
 
 
 def main() -> None:

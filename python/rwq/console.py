@@ -28,3 +28,7 @@ def main() -> None:
         print(f"rwq: the command line needs the {extra} extra: pip install 'rwq[{extra}]'", file=sys.stderr)
         sys.exit(EXIT_USAGE)
     run()
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,118 @@
+"""``rwq worker MODULE:CALLABLE`` as a supervisor runs it: a real process, a real Redis, its exit codes."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+import redis
+
+from rwq import WorkQueue
+from rwq.conformance.redis_server import RedisServer
+
+TASKS = """
+import os, redis
+r = redis.Redis.from_url(os.environ["RWQ_URL"])
+
+def handle(job):
+    r.rpush("done", job.id)
+
+async def handle_async(job):
+    r.rpush("done", job.id)
+
+def fail_on_b(job):
+    if job.id == "b":
+        raise ValueError("b is broken")
+    r.rpush("done", job.id)
+"""
+
+
+def _worker(tmp_path: Path, server: RedisServer, *args: str) -> subprocess.Popen[str]:
+    (tmp_path / "tasks.py").write_text(TASKS)
+    env = {**os.environ, "RWQ_URL": server.url}
+    command = [sys.executable, "-m", "rwq.console", "worker", *args]
+    return subprocess.Popen(command, cwd=tmp_path, env=env, stderr=subprocess.PIPE, text=True)
+
+
+@pytest.mark.parametrize("handler", ["tasks:handle", "tasks:handle_async"])
+def test_burst_drains_the_queue_then_exits_0(
+    tmp_path: Path, redis_server: RedisServer, r: redis.Redis, handler: str
+) -> None:
+    WorkQueue(r, "jobs").add_many([(f"i{n}", b"x") for n in range(50)])
+    process = _worker(tmp_path, redis_server, handler, "--prefix", "jobs", "--burst", "-c", "4")
+    _, stderr = process.communicate(timeout=60)
+    assert process.returncode == 0, stderr
+    assert sorted(r.lrange("done", 0, -1)) == sorted(f"i{n}".encode() for n in range(50))
+    counts = WorkQueue(r, "jobs").counts()
+    assert (counts.queued, counts.processing) == (0, 0)
+
+
+def test_a_failing_item_is_retried_later_and_burst_still_ends(
+    tmp_path: Path, redis_server: RedisServer, r: redis.Redis
+) -> None:
+    WorkQueue(r, "jobs").add_many([("a", b"x"), ("b", b"x")])
+    process = _worker(
+        tmp_path, redis_server, "tasks:fail_on_b", "-q", "jobs", "--burst", "--log-format", "json"
+    )
+    _, stderr = process.communicate(timeout=60)
+    assert process.returncode == 0, stderr
+    assert r.lrange("done", 0, -1) == [b"a"]
+    counts = WorkQueue(r, "jobs").counts()
+    assert counts.delayed + counts.queued == 1  # b waits out its backoff (or was due, and given back)
+    assert counts.processing == 0
+    assert '"level": "ERROR"' in stderr  # the failure, logged as JSON
+    assert "b is broken" in stderr
+
+
+def test_sigterm_stops_a_worker_cleanly(tmp_path: Path, redis_server: RedisServer, r: redis.Redis) -> None:
+    process = _worker(tmp_path, redis_server, "tasks:handle", "--prefix", "jobs")
+    deadline = time.monotonic() + 30
+    while not r.exists("jobs:policy"):  # started: it stored the default retry policy
+        assert time.monotonic() < deadline
+        assert process.poll() is None
+        time.sleep(0.05)
+    process.send_signal(signal.SIGTERM)
+    _, stderr = process.communicate(timeout=30)
+    assert process.returncode == 0, stderr
+    assert "SIGTERM: stopping gracefully" in stderr
+
+
+@pytest.mark.parametrize(
+    ("spec", "message"),
+    [
+        ("nosuchmodule:handle", "No module named"),
+        ("tasks:missing", "has no attribute"),
+        ("tasks", "MODULE:CALLABLE"),
+    ],
+)
+def test_a_bad_callable_is_a_usage_error(
+    tmp_path: Path, redis_server: RedisServer, spec: str, message: str
+) -> None:
+    process = _worker(tmp_path, redis_server, spec, "--prefix", "jobs")
+    _, stderr = process.communicate(timeout=30)
+    assert process.returncode == 3
+    assert message in stderr
+    assert "Traceback" not in stderr
+
+
+def test_an_unreachable_redis_is_exit_1(tmp_path: Path) -> None:
+    (tmp_path / "tasks.py").write_text("def handle(job):\n    pass\n")
+    command = [
+        sys.executable,
+        "-m",
+        "rwq.console",
+        "worker",
+        "tasks:handle",
+        "-q",
+        "jobs",
+        "--url",
+        "redis://127.0.0.1:1/0",
+    ]
+    done = subprocess.run(command, cwd=tmp_path, capture_output=True, text=True, timeout=60, check=False)
+    assert done.returncode == 1
+    assert "worker stopped" in done.stderr
