@@ -25,7 +25,7 @@ from .protocol.operations import (
     RwqWarning,
 )
 from .protocol.scripts import PROTOCOL
-from .worker import Job, Worker, WorkerStats
+from .worker import Job, Worker, WorkerEvent, WorkerStats
 
 __version__ = "1.0.0.dev0"
 
@@ -53,6 +53,7 @@ __all__ = [
     "UnsupportedServer",
     "WorkQueue",
     "Worker",
+    "WorkerEvent",
     "WorkerStats",
     "WrongType",
     "__version__",

@@ -16,7 +16,16 @@ from typing import Any, Literal
 from .aio import AsyncWorkQueue
 from .errors import LeaseLost, RedisFailure
 from .protocol.operations import FailOutcome, Lease, Outcome, RetryPolicy
-from .worker import DEFAULT_RETRY, LEASE_MS, _Backoff, _JobBase, _State, _WorkerBase, failure_reason
+from .worker import (
+    DEFAULT_RETRY,
+    LEASE_MS,
+    WorkerEvent,
+    _Backoff,
+    _JobBase,
+    _State,
+    _WorkerBase,
+    failure_reason,
+)
 
 __all__ = ["AsyncJob", "AsyncWorker"]
 
@@ -66,6 +75,7 @@ class AsyncWorker(_WorkerBase):
         shutdown_grace_ms: int = 10_000,
         retry: RetryPolicy | None = DEFAULT_RETRY,
         on_error: Callable[[AsyncJob, BaseException], object] | None = None,
+        on_event: Callable[[WorkerEvent], object] | None = None,
         logger: logging.Logger | None = None,
     ) -> None:
         super().__init__(
@@ -80,6 +90,7 @@ class AsyncWorker(_WorkerBase):
             clean_interval_ms=clean_interval_ms,
             shutdown_grace_ms=shutdown_grace_ms,
             retry=retry,
+            on_event=on_event,
             logger=logger,
         )
         self.queue = queue
@@ -164,7 +175,7 @@ class AsyncWorker(_WorkerBase):
                 outcomes = await self.queue.release_many([job.lease for job in running])
             except RedisFailure as exc:
                 outcomes = self._release_failed(len(running), exc)
-            self._count_released(outcomes)
+            self._count_released(list(running), outcomes)
         await asyncio.wait(slots)  # polling or settling: both end promptly now
         for helper in helpers:
             helper.cancel()
@@ -193,6 +204,7 @@ class AsyncWorker(_WorkerBase):
                 job._state = _State.SETTLING
                 await self._settle(job, "released")
                 return
+            self._emit(job, "leased")
             task = asyncio.create_task(self._handle(job))
             self._held[job] = task
             await asyncio.wait([task])
@@ -212,6 +224,7 @@ class AsyncWorker(_WorkerBase):
             if job._state is _State.ABANDONED:  # cancelled by the shutdown, which releases the item
                 raise
             job._failure = failure_reason(exc)
+            job._error = type(exc).__name__
             self.logger.exception("item %r: handler failed; recording a failed attempt", job.id)
             if self.on_error is not None:
                 try:
@@ -241,7 +254,8 @@ class AsyncWorker(_WorkerBase):
                 elif outcome == "completed":
                     done = await self.queue.complete(job.lease, require_lease=True)
                 elif outcome == "failed":
-                    done = (await self.queue.fail(job.lease, job._failure)).outcome is not FailOutcome.GONE
+                    failed = (await self.queue.fail(job.lease, job._failure)).outcome
+                    done, job._dead = failed is not FailOutcome.GONE, failed is FailOutcome.DEAD
                 else:
                     done = await self.queue.release(job.lease)
             except LeaseLost:

@@ -38,7 +38,7 @@ from .errors import InvalidArgument, InvalidType, LeaseLost, RedisFailure
 from .protocol import validation
 from .protocol.operations import FailOutcome, Lease, Outcome, RetryPolicy
 
-__all__ = ["DEFAULT_RETRY", "Job", "Worker", "WorkerStats"]
+__all__ = ["DEFAULT_RETRY", "Job", "Worker", "WorkerEvent", "WorkerStats"]
 
 LOGGER = logging.getLogger("rwq.worker")
 BACKOFF_BASE_MS = 100
@@ -52,6 +52,7 @@ LEASE_MS: Final = "lease_ms"  # clean_interval_ms's default: one light clean per
 CLEAN_JITTER = 0.25  # each pause between light cleans is the interval +-25 %, so workers spread out
 
 _Settled = Literal["completed", "failed", "released", "lost"]
+EventKind = Literal["leased", "completed", "failed", "dead", "released", "lost"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -70,6 +71,24 @@ class WorkerStats:
     lost: int = 0
 
 
+@dataclass(frozen=True, slots=True)
+class WorkerEvent:
+    """What happened to one item in a worker, for ``on_event`` (metrics, tracing).
+
+    ``kind``: ``leased`` (the handler starts), ``completed``, ``failed`` (retried later), ``dead``
+    (a failure that dead-lettered it), ``released`` (given back at shutdown) or ``lost`` (the
+    lease was gone before the item was settled). ``duration_ms``: from lease to settle (None for
+    ``leased``); ``error``: the handler's exception type when it raised.
+    """
+
+    kind: EventKind
+    queue: str
+    item_id: str
+    attempt: int
+    duration_ms: int | None = None
+    error: str | None = None
+
+
 class _State(enum.Enum):
     RUNNING = "running"  # the handler runs; the renewer flags a lost lease
     SETTLING = "settling"  # the slot completes or releases the item
@@ -79,12 +98,15 @@ class _State(enum.Enum):
 class _JobBase:
     """A leased item in a handler's hands."""
 
-    __slots__ = ("_failure", "_state", "lease")
+    __slots__ = ("_dead", "_error", "_failure", "_started", "_state", "lease")
 
     def __init__(self, lease: Lease) -> None:
         self.lease = lease
         self._state = _State.RUNNING
         self._failure = ""
+        self._error: str | None = None  # the handler's exception type, if it raised
+        self._dead = False  # its failure dead-lettered it
+        self._started = time.monotonic()
 
     @property
     def id(self) -> str:
@@ -148,6 +170,7 @@ class _WorkerBase(abc.ABC):
         clean_interval_ms: int | Literal["lease_ms"] | None,
         shutdown_grace_ms: int,
         retry: RetryPolicy | None,
+        on_event: Callable[[WorkerEvent], object] | None,
         logger: logging.Logger | None,
     ) -> None:
         if not isinstance(queue, queue_type):
@@ -160,7 +183,10 @@ class _WorkerBase(abc.ABC):
             raise InvalidType(f"logger must be a logging.Logger or None, not {type(logger).__name__}")
         if retry is not None and not isinstance(retry, RetryPolicy):
             raise InvalidType(f"retry must be a RetryPolicy or None, not {type(retry).__name__}")
+        if on_event is not None and not callable(on_event):
+            raise InvalidType(f"on_event must be callable or None, not {type(on_event).__name__}")
         self.retry = retry
+        self.on_event = on_event
         self.concurrency = validation.integer(concurrency, "concurrency", 1, MAX_CONCURRENCY)
         self.lease_ms = validation.duration_ms(lease_ms, "lease_ms", minimum=2)
         renew = lease_ms // 3 if renew_interval_ms is None else renew_interval_ms
@@ -250,11 +276,33 @@ class _WorkerBase(abc.ABC):
         if not done:
             self.logger.warning("item %r: the lease was lost before the job was settled", job.id)
         self._count(outcome if done else "lost")
+        kind: EventKind = ("dead" if job._dead else outcome) if done else "lost"
+        self._emit(job, kind)
 
-    def _count_released(self, outcomes: Sequence[Outcome]) -> None:
+    def _count_released(self, jobs: Sequence[_JobBase], outcomes: Sequence[Outcome]) -> None:
         """Count the shutdown's release of abandoned jobs."""
-        for outcome in outcomes:
-            self._count("released" if outcome is Outcome.DONE else "lost")
+        for job, outcome in zip(jobs, outcomes, strict=True):
+            kind: _Settled = "released" if outcome is Outcome.DONE else "lost"
+            self._count(kind)
+            self._emit(job, kind)
+
+    def _emit(self, job: _JobBase, kind: EventKind) -> None:
+        """Tell ``on_event`` (if any) what happened to ``job``; its errors are logged, never raised."""
+        if self.on_event is None:
+            return
+        ended = kind != "leased"
+        event = WorkerEvent(
+            kind,
+            self.prefix,
+            job.id,
+            job.lease.attempt,
+            round((time.monotonic() - job._started) * 1000) if ended else None,
+            job._error if ended else None,
+        )
+        try:
+            self.on_event(event)
+        except Exception:
+            self.logger.exception("on_event failed for %s of item %r", kind, job.id)
 
     def _release_failed(self, count: int, exc: RedisFailure) -> list[Outcome]:
         """Log a failed shutdown release; its outcomes count the jobs as lost."""
@@ -281,7 +329,9 @@ class Worker(_WorkerBase):
     runs again within about 2.25 lease times plus ``poll_timeout_ms``; None: no cleaning). A
     BaseException that is not an Exception stops the worker and is re-raised by :meth:`run`, as
     are unexpected errors such as :class:`~rwq.errors.UnsupportedServer`. The Redis client's
-    ``socket_timeout``, if any, must exceed ``poll_timeout_ms``.
+    ``socket_timeout``, if any, must exceed ``poll_timeout_ms``. ``on_event`` gets a
+    :class:`WorkerEvent` for each lease and each settled item (``rwq.otel`` turns them into
+    OpenTelemetry metrics and spans).
     """
 
     def __init__(
@@ -297,6 +347,7 @@ class Worker(_WorkerBase):
         shutdown_grace_ms: int = 10_000,
         retry: RetryPolicy | None = DEFAULT_RETRY,
         on_error: Callable[[Job, Exception], object] | None = None,
+        on_event: Callable[[WorkerEvent], object] | None = None,
         logger: logging.Logger | None = None,
     ) -> None:
         super().__init__(
@@ -311,6 +362,7 @@ class Worker(_WorkerBase):
             clean_interval_ms=clean_interval_ms,
             shutdown_grace_ms=shutdown_grace_ms,
             retry=retry,
+            on_event=on_event,
             logger=logger,
         )
         self.queue = queue
@@ -401,7 +453,7 @@ class Worker(_WorkerBase):
                 outcomes = self.queue.release_many([job.lease for job in running])
             except RedisFailure as exc:
                 outcomes = self._release_failed(len(running), exc)
-            self._count_released(outcomes)
+            self._count_released(list(running), outcomes)
         return set(running.values())
 
     def _slot(self) -> None:
@@ -428,6 +480,7 @@ class Worker(_WorkerBase):
                 return
             with self._lock:
                 self._held[job] = threading.current_thread()
+            self._emit(job, "leased")
             lease = self._work(job)
 
     def _work(self, job: Job) -> Lease | None:
@@ -438,6 +491,7 @@ class Worker(_WorkerBase):
         except Exception as exc:
             error = exc
             job._failure = failure_reason(exc)
+            job._error = type(exc).__name__
             self.logger.exception("item %r: handler failed; recording a failed attempt", job.id)
             if self.on_error is not None:
                 try:
@@ -472,7 +526,8 @@ class Worker(_WorkerBase):
                 elif outcome == "completed":
                     done = self.queue.complete(job.lease, require_lease=True)
                 elif outcome == "failed":
-                    done = self.queue.fail(job.lease, job._failure).outcome is not FailOutcome.GONE
+                    failed = self.queue.fail(job.lease, job._failure).outcome
+                    done, job._dead = failed is not FailOutcome.GONE, failed is FailOutcome.DEAD
                 else:
                     done = self.queue.release(job.lease)
             except LeaseLost:
