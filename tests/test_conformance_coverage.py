@@ -24,10 +24,19 @@ WAIVERS = data.REPO / "conformance" / "waivers.json"
 WAIVERS_SCHEMA = data.REPO / "schemas" / "waivers.schema.json"
 REFERENCE = f"{shlex.quote(sys.executable)} -m rwq.conformance.reference_adapter"
 ENFORCED = ("MUST", "MUST NOT")
-PROFILE_OF_SECTION = {"15.": "retry", "16.": "delay"}
+PROFILE_OF_SECTION = {"15.": "retry", "16.": "delay", "17.": "ack"}
 """Requirements of these sections belong to a profile: the cases citing them must claim it."""
 RETRY_METHODS = frozenset(
-    {"fail", "set_policy", "get_policy", "dead_list", "dead_get", "dead_requeue", "dead_purge"}
+    {
+        "fail",
+        "set_policy",
+        "set_policy_if_absent",
+        "get_policy",
+        "dead_list",
+        "dead_get",
+        "dead_requeue",
+        "dead_purge",
+    }
 )
 # Optional behaviour of a core section that has a profile of its own (SPEC §14).
 OPTION_REQUIREMENTS = {"RWQ-COMPAT-004": "legacy-lease"}
@@ -89,7 +98,7 @@ def test_core_musts_have_core_cases() -> None:
         rid
         for rid, req in _requirements().items()
         if req["level"] in ENFORCED
-        and int(req["section"].split(".")[0]) <= 13
+        and int(req["section"].split(".")[0]) <= 13  # §14 on: profiles
         and rid not in core_cited
         and rid not in _waivers()
     ]
@@ -174,4 +183,4 @@ def test_report_verdicts_cover_every_requirement(reference_report: dict[str, Any
     assert {rid: v["verdict"] for rid, v in verdicts.items() if v["verdict"] != "pass"} == dict.fromkeys(
         on_cluster, "not-run"
     )
-    assert reference_report["claimed_profiles"] == ["core", "retry", "delay", "legacy-lease"]
+    assert reference_report["claimed_profiles"] == ["core", "retry", "delay", "ack", "legacy-lease"]

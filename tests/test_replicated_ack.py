@@ -1,4 +1,4 @@
-"""Profile ack (SPEC 8.1) against a real primary and replica: an add acknowledged with
+"""Profile ack (SPEC 17) against a real primary and replica: an add acknowledged with
 ``wait_replicas`` survives the primary's SIGKILL and the replica's promotion; one without it,
 made while the replica lags, does not; and a WAIT that times out is NOT_REPLICATED.
 

@@ -25,7 +25,7 @@ class WorkQueue:
     ``legacy_lease_key`` also writes ``<prefix>:leased_by_session:<id>``, for fleets that still
     run redis-work-queue 0.1.x workers and cleaners. With ``wait_replicas`` > 0, adds and
     completes wait (``WAIT``, at most ``wait_timeout_ms``) until that many replicas have the
-    write, and raise :class:`~rwq.errors.NotReplicated` when fewer did (SPEC §8.1).
+    write, and raise :class:`~rwq.errors.NotReplicated` when fewer did (SPEC §17).
     """
 
     def __init__(

@@ -11,7 +11,7 @@ import (
 
 const maxAckReplicas = 1000
 
-// acknowledged are the scripts a WAIT follows when the queue has an Ack setting (SPEC §8.1).
+// acknowledged are the scripts a WAIT follows when the queue has an Ack setting (SPEC §17).
 var acknowledged = map[string]bool{"add": true, "complete": true, "complete_and_lease": true}
 
 // evalAcked runs a script, then WAIT on the same connection (RWQ-ACK-001): WAIT counts the

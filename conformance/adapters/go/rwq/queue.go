@@ -34,7 +34,7 @@ type Options struct {
 	// Warn receives warnings about server settings (an eviction policy other than noeviction);
 	// nil logs them with the standard logger.
 	Warn func(msg string)
-	// Ack, when set, makes adds and completes wait for replicas (profile ack, SPEC §8.1).
+	// Ack, when set, makes adds and completes wait for replicas (profile ack, SPEC §17).
 	Ack *Ack
 }
 
