@@ -157,12 +157,12 @@ def test_renewal_keeps_a_job_longer_than_its_lease_owned(
 
     def handle(job: Job) -> None:
         calls.append(job.id)
-        time.sleep(0.8)
+        time.sleep(1.5)
 
     worker = Worker(
         queue,
         handle,
-        lease_ms=300,
+        lease_ms=500,  # five renewals per lease time: one late renewal still keeps it
         renew_interval_ms=100,
         poll_timeout_ms=200,
     )

@@ -13,10 +13,11 @@ import textwrap
 import threading
 import time
 from collections.abc import Callable
+from pathlib import Path
 
 import redis
 
-from rwq import AsyncJob, AsyncWorker, AsyncWorkQueue, Job, RetryPolicy, Worker, WorkQueue
+from rwq import AsyncJob, AsyncWorker, AsyncWorkQueue, Job, RetryPolicy, Worker, WorkerHealth, WorkQueue
 from rwq.worker import DEFAULT_RETRY
 
 RUN_S = 3.0
@@ -155,3 +156,84 @@ def test_a_sigkilled_workers_item_runs_again_within_the_bound(r: redis.Redis, qu
     assert recovered_s <= bound_s + 0.5, f"recovered after {recovered_s:.2f} s, bound {bound_s:.2f} s"
     assert attempts == [2]  # the crashed run counted: a crash loop would end in the dead set
     assert queue.counts().processing == 0
+
+
+def test_a_handler_past_its_timeout_fails_its_item(queue: WorkQueue) -> None:
+    """The thread cannot be killed: its item is failed (retried later), its late result ignored."""
+    release = threading.Event()
+    started: list[str] = []
+
+    def hangs(job: Job) -> None:
+        started.append(job.id)
+        release.wait(10)
+        assert job.lost.is_set()  # told to stop
+
+    queue.add("a", b"x")
+    worker = Worker(queue, hangs, timeout_ms=300, retry=RetryPolicy(max_attempts=5, base_ms=60_000))
+    thread = threading.Thread(target=worker.run)
+    thread.start()
+    try:
+        _wait_until(lambda: queue.counts().delayed == 1, 10)  # failed: waiting out its backoff
+        assert worker.stats.failed == 1
+    finally:
+        release.set()
+        worker.stop()
+        thread.join(30)
+    assert started == ["a"]
+    assert worker.stats.completed == 0  # the late return completed nothing
+    assert queue.counts().delayed == 1
+
+
+async def test_an_async_handler_past_its_timeout_is_cancelled(aqueue: AsyncWorkQueue) -> None:
+    cancelled = asyncio.Event()
+
+    async def hangs(job: AsyncJob) -> None:
+        try:
+            await asyncio.sleep(60)
+        except asyncio.CancelledError:
+            cancelled.set()
+            raise
+
+    await aqueue.add("a", b"x")
+    worker = AsyncWorker(aqueue, hangs, timeout_ms=200, retry=RetryPolicy(max_attempts=5, base_ms=60_000))
+    task = asyncio.create_task(worker.run())
+    await asyncio.wait_for(cancelled.wait(), 10)
+    deadline = time.monotonic() + 10
+    while (await aqueue.counts()).delayed != 1:
+        assert time.monotonic() < deadline
+        await asyncio.sleep(0.02)
+    worker.stop()
+    await asyncio.wait_for(task, 30)
+    dead_or_delayed = await aqueue.counts()
+    assert (dead_or_delayed.delayed, worker.stats.failed) == (1, 1)
+
+
+def test_liveness_for_a_probe(queue: WorkQueue, tmp_path: Path) -> None:
+    alive = tmp_path / "alive"
+    holding = threading.Event()
+    release = threading.Event()
+
+    def handle(job: Job) -> None:
+        holding.set()
+        release.wait(10)
+
+    worker = Worker(queue, handle, poll_timeout_ms=100, liveness_file=alive)
+    assert worker.health() == WorkerHealth(None, 0, False)  # not started: never talked to Redis
+    thread = threading.Thread(target=worker.run)
+    thread.start()
+    try:
+        _wait_until(alive.exists, 10)
+        first = alive.stat().st_mtime_ns
+        _wait_until(lambda: alive.stat().st_mtime_ns > first, 10)  # touched again at each poll
+        health = worker.health()
+        assert health.redis_age_s is not None
+        assert health.redis_age_s < 1
+        assert health.in_hand == 0
+        queue.add("a", b"x")
+        assert holding.wait(10)
+        assert worker.health().in_hand == 1
+    finally:
+        release.set()
+        worker.stop()
+        thread.join(30)
+    assert worker.health().stopping

@@ -25,7 +25,7 @@ from .protocol.operations import (
     RwqWarning,
 )
 from .protocol.scripts import PROTOCOL
-from .worker import Job, Worker, WorkerEvent, WorkerStats
+from .worker import Job, Worker, WorkerEvent, WorkerHealth, WorkerStats
 
 __version__ = "1.0.0.dev0"
 
@@ -54,6 +54,7 @@ __all__ = [
     "WorkQueue",
     "Worker",
     "WorkerEvent",
+    "WorkerHealth",
     "WorkerStats",
     "WrongType",
     "__version__",

@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import os
 from collections.abc import Awaitable, Callable, Coroutine
 from typing import Any, Literal
 
@@ -57,7 +58,8 @@ class AsyncWorker(_WorkerBase):
     The handler gets an :class:`AsyncJob`; returning completes the item, raising records a failed
     attempt (logged with its traceback, then ``on_error(job, exc)`` is called). Retries, the
     default policy (``retry``) and the light cleans (``clean_interval_ms``) are those of
-    :class:`~rwq.worker.Worker`. Unexpected errors in the worker's own tasks (such as
+    :class:`~rwq.worker.Worker`; a handler still running after ``timeout_ms`` is cancelled and
+    its item recorded as failed (``TimeoutError``). Unexpected errors in the worker's own tasks (such as
     :class:`~rwq.errors.UnsupportedServer`) stop it and are re-raised by :meth:`run`. The Redis
     client's ``socket_timeout``, if any, must exceed ``poll_timeout_ms``.
     """
@@ -76,6 +78,8 @@ class AsyncWorker(_WorkerBase):
         retry: RetryPolicy | None = DEFAULT_RETRY,
         on_error: Callable[[AsyncJob, BaseException], object] | None = None,
         on_event: Callable[[WorkerEvent], object] | None = None,
+        timeout_ms: int | None = None,
+        liveness_file: str | os.PathLike[str] | None = None,
         logger: logging.Logger | None = None,
     ) -> None:
         super().__init__(
@@ -91,6 +95,8 @@ class AsyncWorker(_WorkerBase):
             shutdown_grace_ms=shutdown_grace_ms,
             retry=retry,
             on_event=on_event,
+            timeout_ms=timeout_ms,
+            liveness_file=liveness_file,
             logger=logger,
         )
         self.queue = queue
@@ -104,6 +110,12 @@ class AsyncWorker(_WorkerBase):
     @property
     def prefix(self) -> str:
         return self.queue.prefix
+
+    def _is_stopping(self) -> bool:
+        return self._stopping.is_set()
+
+    def _in_hand(self) -> int:
+        return len(self._held)
 
     def stop(self) -> None:
         """Request a graceful shutdown: stop leasing now; :meth:`run` then winds down and returns.
@@ -195,6 +207,7 @@ class AsyncWorker(_WorkerBase):
                     self.logger.warning("lease failed (%s); retrying in %.2f s", exc, delay)
                     await _sleep(delay, self._stopping)
                     continue
+                self._contacted()
                 backoff.reset()
                 if lease is None:
                     continue
@@ -219,7 +232,10 @@ class AsyncWorker(_WorkerBase):
     async def _handle(self, job: AsyncJob) -> bool:
         """Run the handler: True if it returned; a failure is logged and reported to ``on_error``."""
         try:
-            await self.handler(job)
+            if self.timeout_ms is None:
+                await self.handler(job)
+            else:
+                await asyncio.wait_for(self.handler(job), self.timeout_ms / 1000)
         except (Exception, asyncio.CancelledError) as exc:
             if job._state is _State.ABANDONED:  # cancelled by the shutdown, which releases the item
                 raise

@@ -24,12 +24,14 @@ import contextlib
 import dataclasses
 import enum
 import logging
+import os
 import random
 import signal
 import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from types import FrameType
 from typing import Final, Literal
 
@@ -38,7 +40,7 @@ from .errors import InvalidArgument, InvalidType, LeaseLost, RedisFailure
 from .protocol import validation
 from .protocol.operations import FailOutcome, Lease, Outcome, RetryPolicy
 
-__all__ = ["DEFAULT_RETRY", "Job", "Worker", "WorkerEvent", "WorkerStats"]
+__all__ = ["DEFAULT_RETRY", "Job", "Worker", "WorkerEvent", "WorkerHealth", "WorkerStats"]
 
 LOGGER = logging.getLogger("rwq.worker")
 BACKOFF_BASE_MS = 100
@@ -72,6 +74,17 @@ class WorkerStats:
 
 
 @dataclass(frozen=True, slots=True)
+class WorkerHealth:
+    """A worker's liveness, for an operator's probe: ``redis_age_s``, the seconds since its last
+    successful lease call (None before the first; a healthy worker makes one at least every
+    ``poll_timeout_ms``), ``in_hand``, the items its handlers hold, and ``stopping``."""
+
+    redis_age_s: float | None
+    in_hand: int
+    stopping: bool
+
+
+@dataclass(frozen=True, slots=True)
 class WorkerEvent:
     """What happened to one item in a worker, for ``on_event`` (metrics, tracing).
 
@@ -93,6 +106,7 @@ class _State(enum.Enum):
     RUNNING = "running"  # the handler runs; the renewer flags a lost lease
     SETTLING = "settling"  # the slot completes or releases the item
     ABANDONED = "abandoned"  # the grace period ended; shutdown released the item
+    TIMED_OUT = "timed out"  # the handler ran past timeout_ms; the watchdog failed the item
 
 
 class _JobBase:
@@ -171,6 +185,8 @@ class _WorkerBase(abc.ABC):
         shutdown_grace_ms: int,
         retry: RetryPolicy | None,
         on_event: Callable[[WorkerEvent], object] | None,
+        timeout_ms: int | None,
+        liveness_file: str | os.PathLike[str] | None,
         logger: logging.Logger | None,
     ) -> None:
         if not isinstance(queue, queue_type):
@@ -185,8 +201,13 @@ class _WorkerBase(abc.ABC):
             raise InvalidType(f"retry must be a RetryPolicy or None, not {type(retry).__name__}")
         if on_event is not None and not callable(on_event):
             raise InvalidType(f"on_event must be callable or None, not {type(on_event).__name__}")
+        if liveness_file is not None and not isinstance(liveness_file, (str, os.PathLike)):
+            raise InvalidType(f"liveness_file must be a path or None, not {type(liveness_file).__name__}")
+        self.liveness_file = None if liveness_file is None else Path(liveness_file)
+        self._last_contact: float | None = None
         self.retry = retry
         self.on_event = on_event
+        self.timeout_ms = None if timeout_ms is None else validation.duration_ms(timeout_ms, "timeout_ms")
         self.concurrency = validation.integer(concurrency, "concurrency", 1, MAX_CONCURRENCY)
         self.lease_ms = validation.duration_ms(lease_ms, "lease_ms", minimum=2)
         renew = lease_ms // 3 if renew_interval_ms is None else renew_interval_ms
@@ -211,6 +232,30 @@ class _WorkerBase(abc.ABC):
     def stats(self) -> WorkerStats:
         """How the jobs so far ended (a snapshot)."""
         return self._stats
+
+    def health(self) -> WorkerHealth:
+        """Liveness for a probe: how long since Redis last answered a lease, items in hand."""
+        seen = self._last_contact
+        return WorkerHealth(
+            None if seen is None else time.monotonic() - seen, self._in_hand(), self._is_stopping()
+        )
+
+    @abc.abstractmethod
+    def _is_stopping(self) -> bool:
+        """Whether a graceful stop was requested."""
+
+    @abc.abstractmethod
+    def _in_hand(self) -> int:
+        """How many items the handlers hold."""
+
+    def _contacted(self) -> None:
+        """A lease call got its answer: the worker and its Redis are alive; touch the liveness file."""
+        self._last_contact = time.monotonic()
+        if self.liveness_file is not None:
+            try:
+                self.liveness_file.touch()
+            except OSError as exc:
+                self.logger.warning("cannot touch the liveness file %s: %s", self.liveness_file, exc)
 
     def _clean_pause_s(self) -> float:
         """The pause before the next light clean: the interval, +-25 % at random."""
@@ -329,7 +374,11 @@ class Worker(_WorkerBase):
     runs again within about 2.25 lease times plus ``poll_timeout_ms``; None: no cleaning). A
     BaseException that is not an Exception stops the worker and is re-raised by :meth:`run`, as
     are unexpected errors such as :class:`~rwq.errors.UnsupportedServer`. The Redis client's
-    ``socket_timeout``, if any, must exceed ``poll_timeout_ms``. ``on_event`` gets a
+    ``socket_timeout``, if any, must exceed ``poll_timeout_ms``. A handler still running after
+    ``timeout_ms`` (None: no limit) has its item recorded as failed (``TimeoutError``) and
+    ``job.lost`` set; a thread cannot be killed, so its slot stays busy until it returns, and what
+    it returns is ignored. :meth:`health` (and ``liveness_file``, touched after each lease call
+    Redis answered) tell a probe the worker is alive. ``on_event`` gets a
     :class:`WorkerEvent` for each lease and each settled item (``rwq.otel`` turns them into
     OpenTelemetry metrics and spans).
     """
@@ -348,6 +397,8 @@ class Worker(_WorkerBase):
         retry: RetryPolicy | None = DEFAULT_RETRY,
         on_error: Callable[[Job, Exception], object] | None = None,
         on_event: Callable[[WorkerEvent], object] | None = None,
+        timeout_ms: int | None = None,
+        liveness_file: str | os.PathLike[str] | None = None,
         logger: logging.Logger | None = None,
     ) -> None:
         super().__init__(
@@ -363,6 +414,8 @@ class Worker(_WorkerBase):
             shutdown_grace_ms=shutdown_grace_ms,
             retry=retry,
             on_event=on_event,
+            timeout_ms=timeout_ms,
+            liveness_file=liveness_file,
             logger=logger,
         )
         self.queue = queue
@@ -377,6 +430,13 @@ class Worker(_WorkerBase):
     @property
     def prefix(self) -> str:
         return self.queue.prefix
+
+    def _is_stopping(self) -> bool:
+        return self._stopping.is_set()
+
+    def _in_hand(self) -> int:
+        with self._lock:
+            return len(self._held)
 
     def stop(self) -> None:
         """Request a graceful shutdown: stop leasing now; :meth:`run` then winds down and returns."""
@@ -402,6 +462,8 @@ class Worker(_WorkerBase):
         helpers = [self._start(self._renewer, "rwq-renewer")]
         if self.clean_interval_ms is not None:
             helpers.append(self._start(self._cleaner, "rwq-cleaner"))
+        if self.timeout_ms is not None:
+            helpers.append(self._start(self._watchdog, "rwq-watchdog"))
         try:
             self._stopping.wait()
         finally:
@@ -470,6 +532,7 @@ class Worker(_WorkerBase):
                     self.logger.warning("lease failed (%s); retrying in %.2f s", exc, delay)
                     self._stopping.wait(delay)
                     continue
+                self._contacted()
                 backoff.reset()
                 if lease is None:
                     continue
@@ -499,7 +562,7 @@ class Worker(_WorkerBase):
                 except Exception:
                     self.logger.exception("on_error failed for item %r", job.id)
         with self._lock:
-            if job._state is _State.ABANDONED:
+            if job._state in (_State.ABANDONED, _State.TIMED_OUT):
                 return None
             job._state = _State.SETTLING
         try:
@@ -565,6 +628,27 @@ class Worker(_WorkerBase):
                             job.lost.set()
                     if lost:
                         self.logger.warning("item %r: lease lost (expired or taken over)", job.id)
+
+    def _watchdog(self) -> None:
+        """Fail the items of handlers running past ``timeout_ms``. A thread cannot be killed: its
+        slot stays busy until the handler returns, and what it returns then is ignored."""
+        assert self.timeout_ms is not None
+        limit_s = self.timeout_ms / 1000
+        while not self._done.wait(min(limit_s / 10, 1.0)):
+            now = time.monotonic()
+            with self._lock:
+                late = [
+                    job for job in self._held if job._state is _State.RUNNING and now - job._started > limit_s
+                ]
+                for job in late:
+                    job._state = _State.TIMED_OUT  # its slot ignores what the handler returns
+                    del self._held[job]  # no more renewals
+                    job._failure = f"TimeoutError: the handler ran longer than {self.timeout_ms} ms"
+                    job._error = "TimeoutError"
+                    job.lost.set()
+            for job in late:
+                self.logger.error("item %r: the handler ran longer than %d ms", job.id, self.timeout_ms)
+                self._settle(job, "failed")
 
     def _cleaner(self) -> None:
         while not self._done.wait(self._clean_pause_s()):
