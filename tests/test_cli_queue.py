@@ -17,6 +17,7 @@ from click.testing import CliRunner
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from jsonschema import Draft202012Validator  # type: ignore[import-untyped,unused-ignore]
+from redis.cluster import RedisCluster
 from redis.crc import key_slot
 
 from rwq import RetryPolicy, WorkQueue, cli_queue
@@ -197,3 +198,35 @@ def test_payloads_show_as_text_when_they_are_utf8() -> None:
     assert cli_queue.payload_text(b"\xff\x00", "auto") == "base64:/wA="
     assert cli_queue.payload_text(b"abc", "base64") == "base64:YWJj"
     assert cli_queue.payload_text(b"a\xff", "text") == "a\\xff"
+
+
+def test_queues_finds_every_queue_with_its_counts(redis_server: RedisServer, r: redis.Redis) -> None:
+    WorkQueue(r, "jobs").add_many([("a", b"x"), ("b", b"x")])
+    WorkQueue(r, "jobs:high").add("c", b"x")
+    r.set("not-a-queue:queue", "a string")  # only lists count
+    r.rpush("a:item:queue", "x")  # refused by rwq (a reserved segment): left out
+    document = rwq(redis_server, "queues")
+    assert [(q["prefix"], q["queued"]) for q in document["queues"]] == [("jobs", 2), ("jobs:high", 1)]
+
+
+def test_queues_on_a_cluster_scans_every_master(cluster_node_url: str) -> None:
+    client = RedisCluster.from_url(cluster_node_url)
+    tags = [str(n) for n in range(40)]
+    for tag in tags:
+        WorkQueue(client, f"{{{tag}}}:t").add("a", b"x")
+    result = CliRunner().invoke(cli, ["queues", "--cluster", "--url", cluster_node_url, "--json"])
+    client.close()
+    assert result.exit_code == 0, result.output
+    found = {q["prefix"] for q in json.loads(result.output)["queues"]}
+    assert {f"{{{tag}}}:t" for tag in tags} <= found
+
+
+def test_top_shows_counts_and_rates_then_stops(redis_server: RedisServer, r: redis.Redis) -> None:
+    queue = WorkQueue(r, "topq")
+    queue.add("a", b"x")
+    args = ["top", "--url", redis_server.url, "--prefix", "topq", "--iterations", "2", "--interval-ms", "100"]
+    result = CliRunner().invoke(cli, args)
+    assert result.exit_code == 0, result.output
+    assert "topq" in result.output
+    assert "+0.0" in result.output  # the second frame has rates
+    assert _inert(result.output)

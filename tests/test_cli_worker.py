@@ -70,9 +70,11 @@ def test_a_failing_item_is_retried_later_and_burst_still_ends(
 
 
 def test_sigterm_stops_a_worker_cleanly(tmp_path: Path, redis_server: RedisServer, r: redis.Redis) -> None:
-    process = _worker(tmp_path, redis_server, "tasks:handle", "--prefix", "jobs")
+    alive = tmp_path / "alive"
+    args = ("tasks:handle", "--prefix", "jobs", "--liveness-file", str(alive), "--timeout-ms", "60000")
+    process = _worker(tmp_path, redis_server, *args)
     deadline = time.monotonic() + 30
-    while not r.exists("jobs:policy"):  # started: it stored the default retry policy
+    while not alive.exists():  # started, and Redis answers its lease calls
         assert time.monotonic() < deadline
         assert process.poll() is None
         time.sleep(0.05)

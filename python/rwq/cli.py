@@ -147,13 +147,8 @@ def conformance(
     sys.exit(run(config))
 
 
-for command in (
-    cli_queue.stats,
-    cli_queue.clean,
-    cli_queue.dead,
-    cli_queue.acl_command,
-    cli_worker.worker_command,
-):
+OPERATOR_COMMANDS = (cli_queue.stats, cli_queue.queues, cli_queue.top, cli_queue.clean, cli_queue.dead)
+for command in (*OPERATOR_COMMANDS, cli_queue.acl_command, cli_worker.worker_command):
     cli.add_command(command)
 
 

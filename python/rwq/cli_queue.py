@@ -12,6 +12,7 @@ import base64
 import contextlib
 import datetime as dt
 import json
+import time
 import unicodedata
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -23,28 +24,33 @@ import redis
 from redis.cluster import RedisCluster
 from redis.exceptions import AskError, MovedError
 from rich.console import Console
+from rich.live import Live
 from rich.table import Table
 from rich.text import Text
 
 from .client import WorkQueue
-from .errors import RwqError
+from .errors import InvalidArgument, RwqError
 from .protocol import acl
 from .protocol.operations import CleanReport, DeadItem
 
 DEFAULT_URL = "redis://127.0.0.1:6379/0"
+COUNTS = ("queued", "processing", "delayed", "dead")
+url_option = click.option(
+    "--url",
+    envvar=["RWQ_URL", "REDIS_URL"],
+    default=DEFAULT_URL,
+    show_default=True,
+    help="The Redis to use; else $RWQ_URL, else $REDIS_URL.",
+)
+cluster_option = click.option(
+    "--cluster", is_flag=True, help="Connect to a Redis Cluster (prefixes need a hash tag)."
+)
+json_option = click.option("--json", "as_json", is_flag=True, help="Print JSON (rwq's cli-output schema).")
 queue_options: list[Callable[[Any], Any]] = [
-    click.option(
-        "--url",
-        envvar=["RWQ_URL", "REDIS_URL"],
-        default=DEFAULT_URL,
-        show_default=True,
-        help="The Redis to use; else $RWQ_URL, else $REDIS_URL.",
-    ),
+    url_option,
     click.option("--prefix", required=True, help="The queue's key prefix."),
-    click.option("--cluster", is_flag=True, help="Connect to a Redis Cluster (the prefix needs a hash tag)."),
-    click.option(
-        "--json", "as_json", is_flag=True, help="Print JSON (the cli-output schema shipped with rwq)."
-    ),
+    cluster_option,
+    json_option,
 ]
 
 
@@ -57,18 +63,8 @@ def with_queue_options(command: Callable[..., Any]) -> Callable[..., Any]:
 @contextmanager
 def open_queue(url: str, prefix: str, cluster: bool) -> Iterator[WorkQueue]:
     """A queue on a client of its own; every failure becomes a one-line CLI error (exit 1)."""
-    try:
-        client: Any = RedisCluster.from_url(url) if cluster else redis.Redis.from_url(url)
-    except (ValueError, redis.RedisError) as exc:
-        raise click.ClickException(f"cannot use --url {_redacted(url)}: {exc}") from exc
-    try:
+    with open_client(url, cluster) as client:
         yield WorkQueue(client, prefix)
-    except RwqError as exc:
-        raise click.ClickException(f"{exc.code}: {exc}{_hint(exc)}") from exc
-    except redis.RedisError as exc:  # the cluster client's own errors, before any rwq call
-        raise click.ClickException(f"REDIS_ERROR: {type(exc).__name__}: {exc}{_hint(exc)}") from exc
-    finally:
-        client.close()
 
 
 def _hint(exc: Exception) -> str:
@@ -293,3 +289,104 @@ def _dead_action(
         table.add_row(shown(item_id), "yes" if flag else "no (not dead, or live again)")
     results = [{"id": item_id, "done": flag} for item_id, flag in zip(ids, done, strict=True)]
     emit(as_json, {"command": f"dead {action}", "prefix": prefix, "results": results}, table)
+
+
+def find_queues(client: Any, *, cluster: bool) -> list[str]:
+    """The prefixes of the queues on a server (every master of a cluster): each list ``P:queue``.
+
+    It needs SCAN, which only the operator and admin ACL roles have (SPEC §13.1).
+    """
+    nodes = client.get_primaries() if cluster else [None]
+    found: set[str] = set()
+    for node in nodes:
+        keys = (
+            client.scan_iter(match="*:queue", _type="list", count=1000, target_nodes=node)
+            if cluster
+            else client.scan_iter(match="*:queue", _type="list", count=1000)
+        )
+        for key in keys:
+            with contextlib.suppress(UnicodeDecodeError):
+                found.add(key.decode("utf-8")[: -len(":queue")])
+    return sorted(found)
+
+
+def queue_counts(client: Any, prefixes: list[str]) -> list[dict[str, Any]]:
+    """Each queue's counts, as ``rwq stats`` reads them; a prefix rwq refuses is left out."""
+    rows = []
+    for prefix in prefixes:
+        try:
+            counts = WorkQueue(client, prefix).counts()
+        except InvalidArgument:
+            continue  # not an RWQ/1 queue: a reserved segment, or no hash tag on a cluster
+        rows.append({"prefix": prefix, **asdict(counts)})
+    return rows
+
+
+@click.command()
+@url_option
+@cluster_option
+@json_option
+def queues(*, url: str, cluster: bool, as_json: bool) -> None:
+    """The queues on a server, with their counts. Needs SCAN (the operator or admin ACL role)."""
+    with open_client(url, cluster) as client:
+        rows = queue_counts(client, find_queues(client, cluster=cluster))
+    table = _table("queues", "prefix", "ready", "in flight", "delayed", "dead")
+    for row in rows:
+        table.add_row(shown(row["prefix"]), *(str(row[n]) for n in COUNTS))
+    emit(as_json, {"command": "queues", "queues": rows}, table)
+
+
+@click.command()
+@url_option
+@cluster_option
+@click.option("--prefix", "prefixes", multiple=True, help="Watch these queues (default: every queue found).")
+@click.option("--interval-ms", type=click.IntRange(100), default=1000, show_default=True)
+@click.option(
+    "--iterations", type=click.IntRange(1), help="Stop after this many refreshes (default: until ^C)."
+)
+def top(
+    *, url: str, cluster: bool, prefixes: tuple[str, ...], interval_ms: int, iterations: int | None
+) -> None:
+    """A live view of the queues' counts and how fast they change (per second)."""
+    console = Console(highlight=False, emoji=False, markup=False)
+    with open_client(url, cluster) as client:
+        previous: dict[str, dict[str, Any]] = {}
+        last = time.monotonic()
+
+        def frame() -> Table:
+            nonlocal previous, last
+            names = list(prefixes) or find_queues(client, cluster=cluster)
+            rows, now = queue_counts(client, names), time.monotonic()
+            table = _table("rwq top", "prefix", "ready", "in flight", "delayed", "dead", "ready/s", "dead/s")
+            for row in rows:
+                before, elapsed = previous.get(row["prefix"]), max(now - last, 1e-9)
+                rates = [
+                    f"{(row[n] - before[n]) / elapsed:+.1f}" if before else "" for n in ("queued", "dead")
+                ]
+                counts = [str(row[n]) for n in COUNTS]
+                table.add_row(shown(row["prefix"]), *counts, *rates)
+            previous, last = {row["prefix"]: row for row in rows}, now
+            return table
+
+        count = 0
+        with Live(frame(), console=console, auto_refresh=False) as live:
+            while iterations is None or (count := count + 1) < iterations:
+                time.sleep(interval_ms / 1000)
+                live.update(frame(), refresh=True)
+
+
+@contextmanager
+def open_client(url: str, cluster: bool) -> Iterator[Any]:
+    """A client of its own, every failure a one-line CLI error, as :func:`open_queue`."""
+    try:
+        client: Any = RedisCluster.from_url(url) if cluster else redis.Redis.from_url(url)
+    except (ValueError, redis.RedisError) as exc:
+        raise click.ClickException(f"cannot use --url {_redacted(url)}: {exc}") from exc
+    try:
+        yield client
+    except RwqError as exc:
+        raise click.ClickException(f"{exc.code}: {exc}{_hint(exc)}") from exc
+    except redis.RedisError as exc:
+        raise click.ClickException(f"REDIS_ERROR: {type(exc).__name__}: {exc}{_hint(exc)}") from exc
+    finally:
+        client.close()

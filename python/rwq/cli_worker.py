@@ -28,7 +28,7 @@ from redis.cluster import RedisCluster
 
 from .aio import AsyncWorkQueue
 from .aio_worker import AsyncWorker
-from .cli_queue import DEFAULT_URL
+from .cli_queue import cluster_option, url_option
 from .client import WorkQueue
 from .errors import RwqError
 from .worker import Worker
@@ -72,17 +72,13 @@ def load_handler(spec: str) -> Callable[..., Any]:
 @click.command("worker")
 @click.argument("handler_spec", metavar="MODULE:CALLABLE")
 @click.option("--prefix", "-q", required=True, help="The queue's key prefix.")
-@click.option(
-    "--url",
-    envvar=["RWQ_URL", "REDIS_URL"],
-    default=DEFAULT_URL,
-    show_default=True,
-    help="Else $RWQ_URL, $REDIS_URL.",
-)
-@click.option("--cluster", is_flag=True, help="Connect to a Redis Cluster (the prefix needs a hash tag).")
+@url_option
+@cluster_option
 @click.option("--concurrency", "-c", type=click.IntRange(1, 10_000), default=1, show_default=True)
 @click.option("--lease-ms", type=click.IntRange(2), default=30_000, show_default=True)
 @click.option("--burst", is_flag=True, help="Exit once no item is ready or in flight (delayed retries stay).")
+@click.option("--timeout-ms", type=click.IntRange(1), help="Fail an item whose handler runs longer.")
+@click.option("--liveness-file", type=click.Path(dir_okay=False), help="Touched at each answered lease call.")
 @click.option("--log-format", type=click.Choice(["text", "json"]), default="text", show_default=True)
 @click.option("--log-level", type=click.Choice(["DEBUG", "INFO", "WARNING", "ERROR"]), default="INFO")
 def worker_command(
@@ -94,6 +90,8 @@ def worker_command(
     concurrency: int,
     lease_ms: int,
     burst: bool,
+    timeout_ms: int | None,
+    liveness_file: str | None,
     log_format: str,
     log_level: str,
 ) -> None:
@@ -107,7 +105,7 @@ def worker_command(
     text = logging.Formatter("%(asctime)s %(levelname)s %(message)s")
     stream.setFormatter(JsonFormatter() if log_format == "json" else text)
     logging.basicConfig(level=log_level, handlers=[stream], force=True)
-    run = Run(url, prefix, cluster, burst, concurrency, lease_ms)
+    run = Run(url, prefix, cluster, burst, concurrency, lease_ms, timeout_ms, liveness_file)
     try:
         if inspect.iscoroutinefunction(handler):
             asyncio.run(_run_async(handler, run))
@@ -128,13 +126,24 @@ class Run:
     burst: bool
     concurrency: int
     lease_ms: int
+    timeout_ms: int | None
+    liveness_file: str | None
+
+    def options(self) -> dict[str, Any]:
+        """The worker's settings."""
+        return {
+            "concurrency": self.concurrency,
+            "lease_ms": self.lease_ms,
+            "timeout_ms": self.timeout_ms,
+            "liveness_file": self.liveness_file,
+        }
 
 
 def _run_sync(handler: Callable[..., Any], run: Run) -> None:
     client: Any = RedisCluster.from_url(run.url) if run.cluster else redis.Redis.from_url(run.url)
     queue = WorkQueue(client, run.prefix)
     queue.counts()  # fail fast: a Redis that cannot be used at start is exit 1, not endless retries
-    worker = Worker(queue, handler, concurrency=run.concurrency, lease_ms=run.lease_ms)
+    worker = Worker(queue, handler, **run.options())
     done = threading.Event()
 
     def watch() -> None:
@@ -160,7 +169,7 @@ async def _run_async(handler: Callable[..., Any], run: Run) -> None:
     )
     queue = AsyncWorkQueue(client, run.prefix)
     await queue.counts()
-    worker = AsyncWorker(queue, handler, concurrency=run.concurrency, lease_ms=run.lease_ms)
+    worker = AsyncWorker(queue, handler, **run.options())
 
     async def watch() -> None:
         while True:
