@@ -19,7 +19,7 @@ from click.testing import CliRunner
 from rwq import AsyncWorkQueue, RetryPolicy, Worker, WorkQueue
 from rwq.cli import cli
 from rwq.conformance.redis_server import RedisServer
-from rwq.errors import InvalidArgument, RedisFailure
+from rwq.errors import InvalidArgument, NotReplicated, RedisFailure
 from rwq.protocol import acl
 from rwq.protocol.operations import Lease
 from rwq.protocol.scripts import registry
@@ -379,3 +379,16 @@ def test_a_default_worker_runs_as_the_worker_role(
     work_one()
     assert WorkQueue(r, QUEUE).retry_policy() == RetryPolicy(max_attempts=2)
     assert not any("could not store" in rec.getMessage() for rec in caplog.records)
+
+
+def test_producers_and_workers_may_wait_for_replicas(users: dict[str, redis.Redis]) -> None:
+    """Profile ack's WAIT is in the producer's and the worker's roles: with no replica here, a
+    waiting add and complete are NOT_REPLICATED, never refused by the ACL."""
+    producer = WorkQueue(users["producer"], QUEUE, wait_replicas=1, wait_timeout_ms=10)
+    with pytest.raises(NotReplicated):
+        producer.add("a", b"x")
+    worker = WorkQueue(users["worker"], QUEUE, wait_replicas=1, wait_timeout_ms=10)
+    lease = worker.lease(10_000)
+    assert lease is not None
+    with pytest.raises(NotReplicated):
+        worker.complete(lease)

@@ -84,13 +84,13 @@ class Role:
 ROLES: dict[str, Role] = {
     role.name: role
     for role in (
-        Role("producer", "add, add_many (delayed too)", "nothing", ("add",), ()),
+        Role("producer", "add, add_many (delayed too; WAIT of profile ack)", "nothing", ("add",), ("wait",)),
         Role(
             "worker",
             "lease (blocking too), lease_many, renew, complete, complete_and_lease, release, fail",
             "add, light_clean, the dead-letter set, read the policy",
             ("lease", "claim", "renew", "complete", "complete_and_lease", "release", "fail", "dead"),
-            ("blmove",),
+            ("blmove", "wait"),
             read_only=("policy",),
         ),
         Role(
