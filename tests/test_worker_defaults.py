@@ -195,17 +195,19 @@ async def test_an_async_handler_past_its_timeout_is_cancelled(aqueue: AsyncWorkQ
             raise
 
     await aqueue.add("a", b"x")
-    worker = AsyncWorker(aqueue, hangs, timeout_ms=200, retry=RetryPolicy(max_attempts=5, base_ms=60_000))
+    worker = AsyncWorker(aqueue, hangs, timeout_ms=200, retry=RetryPolicy(max_attempts=1))
     task = asyncio.create_task(worker.run())
     await asyncio.wait_for(cancelled.wait(), 10)
     deadline = time.monotonic() + 10
-    while (await aqueue.counts()).delayed != 1:
+    while (await aqueue.counts()).dead != 1:  # one attempt: the timeout dead-letters it
         assert time.monotonic() < deadline
         await asyncio.sleep(0.02)
     worker.stop()
     await asyncio.wait_for(task, 30)
-    dead_or_delayed = await aqueue.counts()
-    assert (dead_or_delayed.delayed, worker.stats.failed) == (1, 1)
+    dead = await aqueue.dead_item("a")
+    assert dead is not None
+    assert dead.reason == "TimeoutError: the handler ran longer than 200 ms"
+    assert worker.stats.failed == 1
 
 
 def test_liveness_for_a_probe(queue: WorkQueue, tmp_path: Path) -> None:

@@ -240,6 +240,8 @@ class AsyncWorker(_WorkerBase):
             if job._state is _State.ABANDONED:  # cancelled by the shutdown, which releases the item
                 raise
             job._failure = failure_reason(exc)
+            if isinstance(exc, TimeoutError) and self._past_timeout(job):
+                job._failure = f"TimeoutError: the handler ran longer than {self.timeout_ms} ms"
             job._error = type(exc).__name__
             self.logger.exception("item %r: handler failed; recording a failed attempt", job.id)
             if self.on_error is not None:

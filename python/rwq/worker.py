@@ -257,6 +257,10 @@ class _WorkerBase(abc.ABC):
             except OSError as exc:
                 self.logger.warning("cannot touch the liveness file %s: %s", self.liveness_file, exc)
 
+    def _past_timeout(self, job: _JobBase) -> bool:
+        """Whether ``job`` has run longer than ``timeout_ms``."""
+        return self.timeout_ms is not None and time.monotonic() - job._started >= self.timeout_ms / 1000
+
     def _clean_pause_s(self) -> float:
         """The pause before the next light clean: the interval, +-25 % at random."""
         assert self.clean_interval_ms is not None
@@ -635,11 +639,8 @@ class Worker(_WorkerBase):
         assert self.timeout_ms is not None
         limit_s = self.timeout_ms / 1000
         while not self._done.wait(min(limit_s / 10, 1.0)):
-            now = time.monotonic()
             with self._lock:
-                late = [
-                    job for job in self._held if job._state is _State.RUNNING and now - job._started > limit_s
-                ]
+                late = [job for job in self._held if job._state is _State.RUNNING and self._past_timeout(job)]
                 for job in late:
                     job._state = _State.TIMED_OUT  # its slot ignores what the handler returns
                     del self._held[job]  # no more renewals
