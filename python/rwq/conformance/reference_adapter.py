@@ -214,12 +214,9 @@ class Adapter:
             else redis.Redis.from_url(self.redis_url, client_name=args["client_name"])
         )
         options = args.get("options", {})
+        ack = {name: options[name] for name in ("wait_replicas", "wait_timeout_ms") if name in options}
         queue = WorkQueue(
-            client,
-            args["queue"],
-            legacy_lease_key=options.get("legacy_lease_key", False),
-            wait_replicas=options.get("wait_replicas", 0),
-            wait_timeout_ms=options.get("wait_timeout_ms", 1000),
+            client, args["queue"], legacy_lease_key=options.get("legacy_lease_key", False), **ack
         )
         self.sessions[args["session"]] = (client, queue)
         return {}
