@@ -10,12 +10,17 @@
 -- KEYS[2]  <P>:processing
 -- ARGV[1]  cursor       integer >= 0: entries counted from the oldest end already examined and kept
 -- ARGV[2]  max          integer, 1..1000: entries to examine in this call
+-- ARGV[3]  pace_ms      optional integer, 0..31536000000: with cursor 0, start a pass only if none
+--          started within pace_ms (<P>:cleaned), so that a fleet of cleaners walks the list
+--          once per pace_ms however many they are; 0 or absent: no pacing
 -- Reply    [next_cursor, [requeued id, ...], dropped_ghosts, [dead-lettered id, ...], promoted];
---          next_cursor = -1 once the newest entry has been examined
+--          next_cursor = -1 once the newest entry has been examined, or at once (nothing done)
+--          when a paced pass is not due
 -- Errors   RWQ_INVALID_ARGUMENT, RWQ_WRONG_TYPE (nothing is written)
 -- Effects  abandoned: LREM <P>:processing -1 <id> then LPUSH <P>:queue <id> (or dead-letter:
 --          payload to <P>:dead:data, ZADD <P>:dead, HSET <P>:dead:info, HDEL <P>:attempts);
---          ghost: LREM <P>:processing -1 <id>; promotion as in lease
+--          ghost: LREM <P>:processing -1 <id>; promotion as in lease; a paced pass that starts:
+--          SET <P>:cleaned <now> PX pace_ms
 -- Cost     1 round trip per chunk; O(cursor + max) list walking plus O(1) per entry
 local queue, processing = KEYS[1] or '', KEYS[2]
 local prefix = string.sub(queue, 1, -6)
@@ -26,7 +31,10 @@ local cursor = string.match(ARGV[1] or '', '^%d+$') and tonumber(ARGV[1])
 local max = string.match(ARGV[2] or '', '^[1-9]%d*$') and tonumber(ARGV[2])
 if not cursor or cursor > 4294967295 then return redis.error_reply('RWQ_INVALID_ARGUMENT cursor must be an integer in 0..4294967295') end
 if not max or max > 1000 then return redis.error_reply('RWQ_INVALID_ARGUMENT max must be an integer in 1..1000') end
-if #ARGV ~= 2 then return redis.error_reply('RWQ_INVALID_ARGUMENT expected cursor, max') end
+local pace = ARGV[3] == nil and 0 or (string.match(ARGV[3], '^%d+$') and tonumber(ARGV[3]))
+if not pace or pace > 31536000000 then return redis.error_reply('RWQ_INVALID_ARGUMENT pace_ms must be an integer in 0..31536000000') end
+if #ARGV ~= 2 and #ARGV ~= 3 then return redis.error_reply('RWQ_INVALID_ARGUMENT expected cursor, max[, pace_ms]') end
+local gate = (pace > 0 and cursor == 0) and prefix .. 'cleaned' or nil
 
 -- A count stored by any client: a non-negative integer, anything else reads as 0.
 local function stored_int(v)
@@ -46,6 +54,12 @@ local function mistyped(want, ...)
     if t ~= 'none' and t ~= want then return key end
   end
 end
+if gate then
+  if mistyped('string', gate) then
+    return redis.error_reply('RWQ_WRONG_TYPE ' .. gate .. ' holds another Redis type than SPEC 3 gives it')
+  end
+  if redis.call('EXISTS', gate) == 1 then return {-1, {}, 0, {}, 0} end -- a pass started within pace_ms
+end
 local bad = mistyped('list', queue, processing) or mistyped('zset', delayed, prefix .. 'dead')
   or mistyped('hash', delayed .. ':data', prefix .. 'policy', prefix .. 'attempts', prefix .. 'dead:data', prefix .. 'dead:info')
 -- Both the due ids and the chunk are read before the first write (promotion does not touch
@@ -60,6 +74,7 @@ for _, list in ipairs({due_ids, ids}) do
 end
 if bad then return redis.error_reply('RWQ_WRONG_TYPE ' .. bad .. ' holds another Redis type than SPEC 3 gives it') end
 
+if gate then redis.call('SET', gate, now, 'PX', pace) end
 if #due_ids > 0 then
   for _, id in ipairs(due_ids) do
     local data = redis.call('HGET', delayed .. ':data', id)

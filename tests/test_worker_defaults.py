@@ -239,3 +239,20 @@ def test_liveness_for_a_probe(queue: WorkQueue, tmp_path: Path) -> None:
         worker.stop()
         thread.join(30)
     assert worker.health().stopping
+
+
+def test_the_workers_cleans_are_paced(r: redis.Redis, queue: WorkQueue) -> None:
+    """Each worker tries a clean about once per interval, paced at three quarters of it: the fleet
+    walks the processing list about once per interval, however many workers it has."""
+    workers = [Worker(queue, lambda job: None, lease_ms=2000, clean_interval_ms=400) for _ in range(3)]
+    threads = [threading.Thread(target=worker.run) for worker in workers]
+    for thread in threads:
+        thread.start()
+    try:
+        _wait_until(lambda: r.exists(f"{queue.prefix}:cleaned") == 1, 10)
+        assert 0 < r.pttl(f"{queue.prefix}:cleaned") <= 300
+    finally:
+        for worker in workers:
+            worker.stop()
+        for thread in threads:
+            thread.join(30)

@@ -36,6 +36,7 @@ TYPES = {
     "dead:info": "hash",
     "delayed": "zset",
     "delayed:data": "hash",
+    "cleaned": "string",
 }
 RETRY = {"policy", "attempts", "dead", "dead:data", "dead:info"}
 DELAY = {"delayed", "delayed:data"}
@@ -89,6 +90,7 @@ OPERATIONS: dict[str, tuple[str, dict[str, Json], list[str]]] = {
     "fail": ("fail", {"lease": HELD}, ["queue", "processing", *sorted(RETRY | DELAY), *_item("h")]),
     "counts": ("counts", {}, ["queue", "processing", "delayed", "dead"]),
     "light-clean": ("light_clean", {}, ["queue", "processing", *sorted(RETRY | DELAY), *_item("h")]),
+    "light-clean-paced": ("light_clean", {"pace_ms": 5000}, ["cleaned"]),
     # item:h is in processing, so its refusal comes from the run's second call: the client must
     # still finish the run, deleting its index (RWQ-DEEP-005), for the raw keys to be unchanged.
     "deep-clean": ("deep_clean", {}, ["queue", "processing", *_item("r"), *_item("h")]),
@@ -105,7 +107,11 @@ OPERATIONS: dict[str, tuple[str, dict[str, Json], list[str]]] = {
     ),
 }
 # Requirements beyond RWQ-SCRIPT-007 that an operation's cases also test.
-ALSO_CITED = {"deep-clean": ["RWQ-DEEP-005"], "get-policy": ["RWQ-RETRY-014"]}
+ALSO_CITED = {
+    "deep-clean": ["RWQ-DEEP-005"],
+    "get-policy": ["RWQ-RETRY-014"],
+    "light-clean-paced": ["RWQ-CLEAN-007"],
+}
 RETRY_METHODS = {
     "fail",
     "set_policy",

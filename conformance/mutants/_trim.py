@@ -34,7 +34,7 @@ def trim_queue(after_clean: Trim, after_fail: Trim) -> type[WorkQueue]:
             vars(ops)["_trim_dead"] = saved
 
     class TrimQueue(WorkQueue):
-        def light_clean(self, *, chunk: int = 100) -> CleanReport:
+        def light_clean(self, *, chunk: int = 100, pace_ms: int = 0) -> CleanReport:
             return self._run(swapped(ops.light_clean(self.keys, chunk=chunk), after_clean))
 
         def fail(self, lease: Lease, reason: str = "") -> FailResult:

@@ -10,7 +10,7 @@ from rwq.protocol.operations import CleanReport
 
 
 class ClientCheckCleanerQueue(WorkQueue):
-    def light_clean(self, *, chunk: int = 100) -> CleanReport:
+    def light_clean(self, *, chunk: int = 100, pace_ms: int = 0) -> CleanReport:
         keys = self.keys
         return self._run(
             raw_light_clean(keys, lambda item_id: [keys.lease(item_id), keys.legacy_lease(item_id)])

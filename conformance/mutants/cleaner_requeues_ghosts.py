@@ -25,7 +25,7 @@ def _light_clean(keys: QueueKeys) -> Plan[CleanReport]:
 
 
 class GhostRequeueingCleanerQueue(WorkQueue):
-    def light_clean(self, *, chunk: int = 100) -> CleanReport:
+    def light_clean(self, *, chunk: int = 100, pace_ms: int = 0) -> CleanReport:
         return self._run(_light_clean(self.keys))
 
 

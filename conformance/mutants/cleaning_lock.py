@@ -16,7 +16,7 @@ def _lock(keys: QueueKeys) -> Plan[bool]:
 
 
 class CleaningLockQueue(WorkQueue):
-    def light_clean(self, *, chunk: int = 100) -> CleanReport:
+    def light_clean(self, *, chunk: int = 100, pace_ms: int = 0) -> CleanReport:
         self._run(_lock(self.keys))
         return super().light_clean(chunk=chunk)
 

@@ -9,7 +9,7 @@ from rwq.protocol.operations import CleanReport
 
 
 class G2CleanerQueue(WorkQueue):
-    def light_clean(self, *, chunk: int = 100) -> CleanReport:
+    def light_clean(self, *, chunk: int = 100, pace_ms: int = 0) -> CleanReport:
         return self._run(raw_light_clean(self.keys, lambda item_id: [self.keys.lease(item_id)]))
 
 

@@ -9,7 +9,7 @@ from rwq.protocol.operations import CleanReport
 
 
 class ClampingQueue(WorkQueue):
-    def light_clean(self, *, chunk: int = 100) -> CleanReport:
+    def light_clean(self, *, chunk: int = 100, pace_ms: int = 0) -> CleanReport:
         return super().light_clean(chunk=min(max(chunk, 1), v.MAX_BATCH))
 
 

@@ -21,7 +21,7 @@ def _advance_by_chunk(sent: Command, reply: Any) -> Any:
 
 
 class ChunkCursorQueue(WorkQueue):
-    def light_clean(self, *, chunk: int = 100) -> CleanReport:
+    def light_clean(self, *, chunk: int = 100, pace_ms: int = 0) -> CleanReport:
         return self._run(rewritten(ops.light_clean(self.keys, chunk=chunk), reply=_advance_by_chunk))
 
 

@@ -17,7 +17,7 @@ def _done(sent: Command, reply: Any) -> Any:
 
 
 class FirstPageQueue(WorkQueue):
-    def light_clean(self, *, chunk: int = 100) -> CleanReport:
+    def light_clean(self, *, chunk: int = 100, pace_ms: int = 0) -> CleanReport:
         return self._run(rewritten(ops.light_clean(self.keys, chunk=chunk), reply=_done))
 
 

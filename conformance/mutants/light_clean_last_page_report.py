@@ -15,7 +15,7 @@ from rwq.protocol.operations import CleanReport
 
 
 class LastPageQueue(WorkQueue):
-    def light_clean(self, *, chunk: int = 100) -> CleanReport:
+    def light_clean(self, *, chunk: int = 100, pace_ms: int = 0) -> CleanReport:
         pages: list[Any] = []
 
         def keep(sent: Command, reply: Any) -> Any:

@@ -10,7 +10,7 @@ from rwq.protocol.operations import CleanReport
 
 
 class NoPromotedQueue(WorkQueue):
-    def light_clean(self, *, chunk: int = 100) -> CleanReport:
+    def light_clean(self, *, chunk: int = 100, pace_ms: int = 0) -> CleanReport:
         return dataclasses.replace(super().light_clean(chunk=chunk), promoted=0)
 
 

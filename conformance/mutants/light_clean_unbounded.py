@@ -12,7 +12,7 @@ from rwq.protocol.operations import CleanReport
 
 
 class UnboundedQueue(WorkQueue):
-    def light_clean(self, *, chunk: int = 100) -> CleanReport:
+    def light_clean(self, *, chunk: int = 100, pace_ms: int = 0) -> CleanReport:
         everything = max(1, self.processing_len())
 
         def whole_list(sent: Command) -> Command:

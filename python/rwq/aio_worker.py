@@ -312,7 +312,7 @@ class AsyncWorker(_WorkerBase):
         while True:
             await asyncio.sleep(self._clean_pause_s())
             try:
-                report = await self.queue.light_clean()
+                report = await self.queue.light_clean(pace_ms=self._clean_pace_ms())
             except RedisFailure as exc:
                 self.logger.warning("light_clean failed: %s", exc)
                 continue

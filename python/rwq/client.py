@@ -181,9 +181,13 @@ class WorkQueue:
         """In-flight items: ``LLEN <prefix>:processing``."""
         return self.counts().processing
 
-    def light_clean(self, *, chunk: int = 100) -> CleanReport:
-        """Requeue abandoned items (expired leases), examining ``chunk`` entries per script call."""
-        return self._run(ops.light_clean(self.keys, chunk=chunk))
+    def light_clean(self, *, chunk: int = 100, pace_ms: int = 0) -> CleanReport:
+        """Requeue abandoned items (expired leases), examining ``chunk`` entries per script call.
+
+        ``pace_ms`` > 0: do nothing if a paced clean started within ``pace_ms`` (RWQ-CLEAN-007),
+        so that cleaners in every worker walk the list once per ``pace_ms`` between them.
+        """
+        return self._run(ops.light_clean(self.keys, chunk=chunk, pace_ms=pace_ms))
 
     def deep_clean(self, *, chunk: int = 1000) -> CleanReport:
         """Find orphaned items with SCAN and requeue them; drop ghost ids from both lists."""

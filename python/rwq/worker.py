@@ -261,6 +261,12 @@ class _WorkerBase(abc.ABC):
         """Whether ``job`` has run longer than ``timeout_ms``."""
         return self.timeout_ms is not None and time.monotonic() - job._started >= self.timeout_ms / 1000
 
+    def _clean_pace_ms(self) -> int:
+        """The pace of the workers' light cleans: three quarters of the interval, so that a fleet
+        walks the processing list about once per interval, however many workers it has."""
+        assert self.clean_interval_ms is not None
+        return max(self.clean_interval_ms * 3 // 4, 1)
+
     def _clean_pause_s(self) -> float:
         """The pause before the next light clean: the interval, +-25 % at random."""
         assert self.clean_interval_ms is not None
@@ -654,7 +660,7 @@ class Worker(_WorkerBase):
     def _cleaner(self) -> None:
         while not self._done.wait(self._clean_pause_s()):
             try:
-                report = self.queue.light_clean()
+                report = self.queue.light_clean(pace_ms=self._clean_pace_ms())
             except RedisFailure as exc:
                 self.logger.warning("light_clean failed: %s", exc)
                 continue

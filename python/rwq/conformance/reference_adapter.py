@@ -159,7 +159,7 @@ METHODS: dict[str, Callable[[WorkQueue, dict[str, Any]], Json]] = {
         OUTCOMES[o] for o in q.release_many([_lease(lease) for lease in p["leases"]], **_given(p, "delay_ms"))
     ],
     "counts": lambda q, p: _counts(q),
-    "light_clean": lambda q, p: _clean(q.light_clean(**_given(p, "chunk"))),
+    "light_clean": lambda q, p: _clean(q.light_clean(**_given(p, "chunk", "pace_ms"))),
     "deep_clean": lambda q, p: _clean(q.deep_clean(**_given(p, "chunk"))),
     "fail": lambda q, p: _fail(q.fail(_lease(p["lease"]), **_given(p, "reason"))),
     "set_policy": _set_policy,

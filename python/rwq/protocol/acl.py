@@ -28,14 +28,14 @@ SCRIPT_KEYS: dict[str, frozenset[str]] = {
     "deep_clean": frozenset({*_LISTS, *_ITEM, "deep_clean:*"}),
     "fail": frozenset({*_LISTS, *_ITEM, *_RETRY, *_DELAY}),
     "lease": frozenset({*_LISTS, *_ITEM, *_RETRY, *_DELAY}),
-    "light_clean": frozenset({*_LISTS, *_ITEM, *_RETRY, *_DELAY}),
+    "light_clean": frozenset({*_LISTS, *_ITEM, "cleaned", *_RETRY, *_DELAY}),
     "release": frozenset({*_LISTS, *_ITEM, *_DELAY}),
     "renew": frozenset({"queue", *_ITEM}),
     "set_policy": frozenset({"queue", "policy"}),
 }
 """Per canonical script: the key families ``<P>:<family>`` it may read or write (SPEC §3, §15, §16)."""
 
-FAMILIES = (*_LISTS, *_ITEM, "deep_clean:*", *_RETRY, *_DELAY)
+FAMILIES = (*_LISTS, *_ITEM, "deep_clean:*", "cleaned", *_RETRY, *_DELAY)
 """Every key family of the layout, in the order of SPEC §3: the order the rules are printed in."""
 
 

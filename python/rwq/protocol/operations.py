@@ -418,13 +418,16 @@ def counts(keys: QueueKeys) -> Plan[Counts]:
     return Counts(*(int(n) for n in reply))
 
 
-def light_clean(keys: QueueKeys, *, chunk: int = 100) -> Plan[CleanReport]:
-    """Walk the processing list in bounded chunks, requeueing abandoned items."""
+def light_clean(keys: QueueKeys, *, chunk: int = 100, pace_ms: int = 0) -> Plan[CleanReport]:
+    """Walk the processing list in bounded chunks, requeueing abandoned items; a paced clean
+    (``pace_ms`` > 0) does nothing when another started within ``pace_ms`` (RWQ-CLEAN-007)."""
     v.batch_size(chunk, "chunk")
+    v.duration_ms(pace_ms, "pace_ms", minimum=0)
     script = registry()["light_clean"]
     cursor, dropped, promoted, requeued, buried = 0, 0, 0, [], []
     while True:
-        reply = yield RunScript(script, (keys.queue, keys.processing), (cursor, chunk))
+        args = (cursor, chunk, pace_ms) if pace_ms and cursor == 0 else (cursor, chunk)
+        reply = yield RunScript(script, (keys.queue, keys.processing), args)
         cursor, ids, ghosts, dead, moved = reply
         requeued += [v.decode_id(raw) for raw in ids]
         buried += [v.decode_id(raw) for raw in dead]

@@ -135,6 +135,7 @@ func TestEveryBadArgumentIsRefusedBeforeAnyIO(t *testing.T) {
 		"ReleaseMany":               func() error { _, err := q.ReleaseMany(ctx, batchWith(b, okLease, b.lease())); return err },
 		"ReleaseDelayed":            func() error { _, err := q.ReleaseDelayed(ctx, okLease, b.delay()); return err },
 		"LightClean":                func() error { _, err := q.LightClean(ctx, b.count()); return err },
+		"LightCleanPaced":           func() error { _, err := q.LightCleanPaced(ctx, 100, b.delay()); return err },
 		"DeepClean":                 func() error { _, err := q.DeepClean(ctx, b.count()); return err },
 		"SetRetryPolicy":            func() error { return q.SetRetryPolicy(ctx, badPolicy()) },
 		"SetRetryPolicyIfAbsent":    func() error { _, err := q.SetRetryPolicyIfAbsent(ctx, badPolicy()); return err },

@@ -15,12 +15,26 @@ const (
 // examining chunk (1..1000) processing entries per script call until the whole list was seen;
 // then it applies the dead-letter retention. Run it about once per shortest lease time.
 func (q *Queue) LightClean(ctx context.Context, chunk int) (CleanReport, error) {
+	return q.LightCleanPaced(ctx, chunk, 0)
+}
+
+// LightCleanPaced is LightClean that does nothing when another paced clean started within
+// paceMs (SPEC RWQ-CLEAN-007): cleaners in every worker then walk the list once per paceMs
+// between them, however many they are. paceMs 0 is LightClean.
+func (q *Queue) LightCleanPaced(ctx context.Context, chunk int, paceMs int64) (CleanReport, error) {
 	var report CleanReport
 	if err := checkBatch("chunk", chunk); err != nil {
 		return report, err
 	}
+	if err := checkDuration("pace_ms", paceMs, 0); err != nil {
+		return report, err
+	}
 	for cursor := int64(0); ; {
-		reply, err := q.eval(ctx, "light_clean", q.both(), cursor, chunk)
+		args := []any{cursor, chunk}
+		if paceMs > 0 && cursor == 0 {
+			args = append(args, paceMs)
+		}
+		reply, err := q.eval(ctx, "light_clean", q.both(), args...)
 		if err != nil {
 			return CleanReport{}, err
 		}

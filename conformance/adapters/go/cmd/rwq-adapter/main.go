@@ -73,6 +73,7 @@ type params struct {
 	Count        *int     `json:"count"`
 	RequireLease bool     `json:"require_lease"`
 	Chunk        *int     `json:"chunk"`
+	PaceMs       *int64   `json:"pace_ms"`
 	DelayMs      *int64   `json:"delay_ms"`
 	Reason       string   `json:"reason"`
 	Policy       *jpolicy `json:"policy"`
@@ -298,7 +299,7 @@ var methods = map[string]func(q *rwq.Queue, p params) (any, error){
 		return map[string]int64{"queued": c.Queued, "processing": c.Processing, "delayed": c.Delayed, "dead": c.Dead}, err
 	},
 	"light_clean": func(q *rwq.Queue, p params) (any, error) {
-		return cleanJSON(q.LightClean(ctx, or(p.Chunk, rwq.DefaultLightCleanChunk)))
+		return cleanJSON(q.LightCleanPaced(ctx, or(p.Chunk, rwq.DefaultLightCleanChunk), or(p.PaceMs, 0)))
 	},
 	"deep_clean": func(q *rwq.Queue, p params) (any, error) {
 		return cleanJSON(q.DeepClean(ctx, or(p.Chunk, rwq.DefaultDeepCleanChunk)))
