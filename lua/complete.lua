@@ -9,12 +9,13 @@
 -- Reply    array, one integer per item: 1 = completed by this call, 0 = no such item (already
 --          completed), -1 = "owner" mode and the caller does not hold the lease (item untouched)
 -- Errors   RWQ_INVALID_ARGUMENT, RWQ_WRONG_TYPE (nothing is written)
--- Effects  DEL <P>:item:<id>; LREM <P>:processing -1 <id>; DEL <P>:lease:<id> and
+-- Effects  DEL <P>:item:<id>; ZREM <P>:in_flight <id>, and when it was not there
+--          LREM <P>:processing -1 <id>; DEL <P>:lease:<id> and
 --          <P>:leased_by_session:<id>; when the item was not in processing (a cleaner had put it
 --          back), LREM <P>:queue 1 <id> so no ghost copy stays queued; HDEL <P>:attempts <id>;
 --          a delayed item: ZREM <P>:delayed <id>, HDEL <P>:delayed:data <id>
--- Cost     1 round trip; O(n) when completions come roughly in lease order (LREM scans
---          processing from its oldest end)
+-- Cost     1 round trip; O(log n) for an item a profile flat lease holds (in <P>:in_flight);
+--          else O(position from the oldest end of processing), which LREM scans
 local queue, processing = KEYS[1], KEYS[2]
 if #KEYS ~= 2 or string.sub(queue, -6) ~= ':queue'
     or processing ~= string.sub(queue, 1, -6) .. 'processing' then
@@ -41,7 +42,8 @@ local function mistyped(want, ...)
     if t ~= 'none' and t ~= want then return key end
   end
 end
-local bad = mistyped('list', queue, processing) or mistyped('hash', prefix .. 'attempts')
+local in_flight = prefix .. 'in_flight'
+local bad = mistyped('list', queue, processing) or mistyped('zset', in_flight) or mistyped('hash', prefix .. 'attempts')
   or (not owner and (mistyped('zset', prefix .. 'delayed') or mistyped('hash', prefix .. 'delayed:data')))
 for i = 2, #ARGV, step do
   local id = ARGV[i]
@@ -58,7 +60,8 @@ for i = 2, #ARGV, step do
     result[#result + 1] = -1
   else
     local deleted = redis.call('DEL', prefix .. 'item:' .. id)
-    local unlisted = redis.call('LREM', processing, -1, id) == 0
+    -- A flat lease's entry is in <P>:in_flight (profile flat), any other in processing.
+    local unlisted = redis.call('ZREM', in_flight, id) == 0 and redis.call('LREM', processing, -1, id) == 0
     redis.call('DEL', lease_key, prefix .. 'leased_by_session:' .. id)
     if deleted == 1 and unlisted then redis.call('LREM', queue, 1, id) end
     redis.call('HDEL', prefix .. 'attempts', id)

@@ -8,7 +8,8 @@
 -- ARGV[2]  token        as lease.lua ARGV[2]
 -- ARGV[3]  count        as lease.lua ARGV[3]
 -- ARGV[4]  legacy       as lease.lua ARGV[4]
--- ARGV[5]  mode         as complete.lua ARGV[1]: "any" or "owner"
+-- ARGV[5]  flat         as lease.lua ARGV[5]
+-- ARGV[6]  mode         as complete.lua ARGV[1]: "any" or "owner"
 -- ARGV     1..1000 ids (or id, token pairs) to complete, as complete.lua ARGV[2..]
 -- Reply    [complete reply, lease reply], each exactly as the script of that name replies
 -- Errors   RWQ_INVALID_ARGUMENT, RWQ_WRONG_TYPE from either part, before anything is written
@@ -41,7 +42,8 @@ local function mistyped(want, ...)
     if t ~= 'none' and t ~= want then return key end
   end
 end
-local bad = mistyped('list', queue, processing) or mistyped('hash', prefix .. 'attempts')
+local in_flight = prefix .. 'in_flight'
+local bad = mistyped('list', queue, processing) or mistyped('zset', in_flight) or mistyped('hash', prefix .. 'attempts')
   or (not owner and (mistyped('zset', prefix .. 'delayed') or mistyped('hash', prefix .. 'delayed:data')))
 for i = 2, #ARGV, step do
   local id = ARGV[i]
@@ -58,7 +60,8 @@ for i = 2, #ARGV, step do
     result[#result + 1] = -1
   else
     local deleted = redis.call('DEL', prefix .. 'item:' .. id)
-    local unlisted = redis.call('LREM', processing, -1, id) == 0
+    -- A flat lease's entry is in <P>:in_flight (profile flat), any other in processing.
+    local unlisted = redis.call('ZREM', in_flight, id) == 0 and redis.call('LREM', processing, -1, id) == 0
     redis.call('DEL', lease_key, prefix .. 'leased_by_session:' .. id)
     if deleted == 1 and unlisted then redis.call('LREM', queue, 1, id) end
     redis.call('HDEL', prefix .. 'attempts', id)
@@ -89,7 +92,8 @@ if not lease_ms then return redis.error_reply('RWQ_INVALID_ARGUMENT lease_ms mus
 if not token or #token == 0 or #token > 128 then return redis.error_reply('RWQ_INVALID_ARGUMENT token must be 1..128 bytes') end
 if not count then return redis.error_reply('RWQ_INVALID_ARGUMENT count must be an integer in 1..1000') end
 if ARGV[4] ~= '0' and ARGV[4] ~= '1' then return redis.error_reply('RWQ_INVALID_ARGUMENT legacy must be 0 or 1') end
-if #ARGV ~= 4 then return redis.error_reply('RWQ_INVALID_ARGUMENT expected lease_ms, token, count, legacy') end
+if ARGV[5] ~= '0' and ARGV[5] ~= '1' then return redis.error_reply('RWQ_INVALID_ARGUMENT flat must be 0 or 1') end
+if #ARGV ~= 5 then return redis.error_reply('RWQ_INVALID_ARGUMENT expected lease_ms, token, count, legacy, flat') end
 return function()
 
 -- A count stored by any client: a non-negative integer, anything else reads as 0.
@@ -100,7 +104,7 @@ end
 
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
-local delayed, policy = prefix .. 'delayed', prefix .. 'policy'
+local delayed, policy, in_flight = prefix .. 'delayed', prefix .. 'policy', prefix .. 'in_flight'
 -- Key types (RWQ-SCRIPT-007), before the first write: the first key of `...` that exists with
 -- another type than `want`, or nil.
 local function mistyped(want, ...)
@@ -113,7 +117,7 @@ end
 local function item_mistyped(id)
   return mistyped('string', prefix .. 'item:' .. id, prefix .. 'lease:' .. id, prefix .. 'leased_by_session:' .. id)
 end
-local bad = mistyped('list', queue, processing) or mistyped('zset', delayed) or mistyped('hash', policy)
+local bad = mistyped('list', queue, processing) or mistyped('zset', delayed, in_flight) or mistyped('hash', policy)
 -- One call answers the common case, a queue with neither profile key.
 local extended = not bad and redis.call('EXISTS', delayed, policy) > 0
 local promoting = extended and redis.call('EXISTS', delayed) == 1
@@ -169,9 +173,10 @@ if promoting then
   if next_due then due_in = math.max(tonumber(next_due) - now, 0) end
 end
 
-local result, skipped = {0, now, due_in}, 0
+local result, skipped, flat = {0, now, due_in}, 0, ARGV[5] == '1'
 while #result - 3 < count do
-  local id = redis.call('LMOVE', queue, processing, 'RIGHT', 'LEFT')
+  local id
+  if flat then id = redis.call('RPOP', queue) else id = redis.call('LMOVE', queue, processing, 'RIGHT', 'LEFT') end
   if not id then break end
   local item_key = prefix .. 'item:' .. id
   local data = redis.call('GET', item_key)
@@ -185,7 +190,7 @@ while #result - 3 < count do
     end
     if max_attempts > 0 and attempt > max_attempts then
       -- Leased too often without a recorded failure (crashes, foreign cleaners): dead-letter it.
-      redis.call('LREM', processing, 1, id)
+      if not flat then redis.call('LREM', processing, 1, id) end
       redis.call('DEL', item_key)
       redis.call('HDEL', prefix .. 'attempts', id)
       redis.call('ZADD', prefix .. 'dead', now, id)
@@ -194,13 +199,22 @@ while #result - 3 < count do
     else
       redis.call('SET', lease_key, token, 'PX', lease_ms)
       if ARGV[4] == '1' then redis.call('SET', legacy_key, token, 'PX', lease_ms) end
+      if flat then redis.call('ZADD', in_flight, now + lease_ms, id) end
       result[#result + 1] = {id, data, attempt}
       granted = true
     end
-  elseif not data or #redis.call('LPOS', processing, id, 'COUNT', 2) == 2 then
-    -- A ghost, or a duplicate entry of an item someone holds: drop the entry just moved. The
-    -- only entry of a held item stays: a cleaner may have requeued it inside a foreign
-    -- client's non-atomic lease, whose holder still needs it in processing to complete.
+  elseif flat then
+    -- Popped: a ghost's entry is gone. A held item keeps one entry: ours goes to processing
+    -- when its holder has none (a cleaner may have requeued it inside a foreign client's
+    -- non-atomic lease, whose holder still needs it in processing to complete).
+    if data and not redis.call('ZSCORE', in_flight, id) and not redis.call('LPOS', processing, id) then
+      redis.call('LPUSH', processing, id)
+    end
+  elseif not data or redis.call('ZSCORE', in_flight, id) or #redis.call('LPOS', processing, id, 'COUNT', 2) == 2 then
+    -- A ghost, or a duplicate entry of an item someone holds (its entry in processing, or in
+    -- <P>:in_flight for a flat lease): drop the entry just moved. The only entry of a held item
+    -- stays: a cleaner may have requeued it inside a foreign client's non-atomic lease, whose
+    -- holder still needs it in processing to complete.
     redis.call('LREM', processing, 1, id)
   end
   if not granted then
@@ -216,12 +230,12 @@ end
 end
 end
 local completing = {}
-for i = 5, #ARGV do completing[i - 4] = ARGV[i] end
+for i = 6, #ARGV do completing[i - 5] = ARGV[i] end
 local check_complete = complete_part(KEYS, completing)
 if type(check_complete) ~= 'function' then return check_complete end
 local ids = {}
-for i = 6, #ARGV, ARGV[5] == 'owner' and 2 or 1 do ids[ARGV[i]] = true end
-local check_lease = lease_part(KEYS, {ARGV[1], ARGV[2], ARGV[3], ARGV[4]}, ids)
+for i = 7, #ARGV, ARGV[6] == 'owner' and 2 or 1 do ids[ARGV[i]] = true end
+local check_lease = lease_part(KEYS, {ARGV[1], ARGV[2], ARGV[3], ARGV[4], ARGV[5]}, ids)
 if type(check_lease) ~= 'function' then return check_lease end
 local run_complete = check_complete()
 if type(run_complete) ~= 'function' then return run_complete end

@@ -3,7 +3,8 @@
 -- KEYS[1]  <P>:queue
 -- KEYS[2]  <P>:processing
 -- ARGV     none
--- Reply    [LLEN <P>:queue, LLEN <P>:processing, ZCARD <P>:delayed, ZCARD <P>:dead]
+-- Reply    [LLEN <P>:queue, LLEN <P>:processing + ZCARD <P>:in_flight, ZCARD <P>:delayed,
+--          ZCARD <P>:dead]
 -- Errors   RWQ_INVALID_ARGUMENT, RWQ_WRONG_TYPE
 -- Cost     1 round trip; O(1)
 local queue, processing = KEYS[1], KEYS[2]
@@ -21,7 +22,8 @@ local function mistyped(want, ...)
     if t ~= 'none' and t ~= want then return key end
   end
 end
-local bad = mistyped('list', queue, processing) or mistyped('zset', prefix .. 'delayed', prefix .. 'dead')
+local bad = mistyped('list', queue, processing)
+  or mistyped('zset', prefix .. 'in_flight', prefix .. 'delayed', prefix .. 'dead')
 if bad then return redis.error_reply('RWQ_WRONG_TYPE ' .. bad .. ' holds another Redis type than SPEC 3 gives it') end
-return {redis.call('LLEN', queue), redis.call('LLEN', processing),
+return {redis.call('LLEN', queue), redis.call('LLEN', processing) + redis.call('ZCARD', prefix .. 'in_flight'),
         redis.call('ZCARD', prefix .. 'delayed'), redis.call('ZCARD', prefix .. 'dead')}

@@ -1,5 +1,6 @@
 -- rwq script: deep_clean                           RWQ/1 core, SPEC "deep_clean"
--- Finds items that are in neither list and hold no lease (orphans) and puts them in the queue;
+-- Finds items that are in neither list nor <P>:in_flight (profile flat) and hold no lease
+-- (orphans) and puts them in the queue;
 -- drops ghost ids from both lists. A deep clean is a run of calls, each bounded:
 --   1. "index" calls copy both lists, chunk by chunk from their newest end, into a run index set;
 --   2. the client SCANs <P>:item:* and passes the ids it finds to "requeue" calls;
@@ -38,7 +39,8 @@ end
 -- The error reply for the first wrong-typed key among the lists and the index (with no ids),
 -- or among the keys of `ids`; nil when all are right.
 local function keys_wrong(ids)
-  local bad = not ids and (mistyped('list', queue, processing) or mistyped('set', index))
+  local bad = not ids and (mistyped('list', queue, processing) or mistyped('set', index)
+    or mistyped('zset', prefix .. 'in_flight'))
   for _, id in ipairs(ids or {}) do
     bad = bad or mistyped('string', prefix .. 'item:' .. id, prefix .. 'lease:' .. id, prefix .. 'leased_by_session:' .. id)
   end
@@ -83,6 +85,7 @@ elseif mode == 'requeue' then
     if redis.call('EXISTS', prefix .. 'item:' .. id) == 1
         and redis.call('EXISTS', prefix .. 'lease:' .. id, prefix .. 'leased_by_session:' .. id) == 0
         and redis.call('SISMEMBER', index, id) == 0
+        and not redis.call('ZSCORE', prefix .. 'in_flight', id)
         and not redis.call('LPOS', queue, id)
         and not redis.call('LPOS', processing, id) then
       redis.call('LPUSH', queue, id)

@@ -13,11 +13,12 @@
 --          [0, 0] the item no longer exists (its lease keys and a processing entry were cleared);
 --          [-1, 0] the item exists and the caller does not hold its lease (nothing changed)
 -- Errors   RWQ_INVALID_ARGUMENT, RWQ_WRONG_TYPE (nothing is written)
--- Effects  DEL both lease keys; LREM <P>:processing -1 <id>; then LPUSH <P>:queue <id>, or move
+-- Effects  DEL both lease keys; ZREM <P>:in_flight <id>, and when it was not there
+--          LREM <P>:processing -1 <id>; then LPUSH <P>:queue <id>, or move
 --          the payload to <P>:delayed:data and ZADD <P>:delayed due <id>, or move the payload to
 --          <P>:dead:data, ZADD <P>:dead now <id>, HSET <P>:dead:info <id> {reason, attempts}
 --          and HDEL <P>:attempts <id>
--- Cost     1 round trip; O(log d)
+-- Cost     1 round trip; O(log d), plus for a lease not flat the LREM's walk of processing
 local queue, processing = KEYS[1] or '', KEYS[2]
 local prefix = string.sub(queue, 1, -6)
 if #KEYS ~= 2 or string.sub(queue, -6) ~= ':queue' or processing ~= prefix .. 'processing' then
@@ -41,7 +42,7 @@ local function mistyped(want, ...)
     if t ~= 'none' and t ~= want then return key end
   end
 end
-local bad = mistyped('list', queue, processing)
+local bad = mistyped('list', queue, processing) or mistyped('zset', prefix .. 'in_flight')
   or mistyped('string', item_key, lease_key, prefix .. 'leased_by_session:' .. id)
   or mistyped('hash', prefix .. 'policy', prefix .. 'attempts', prefix .. 'delayed:data', prefix .. 'dead:data', prefix .. 'dead:info')
   or mistyped('zset', prefix .. 'delayed', prefix .. 'dead')
@@ -75,7 +76,7 @@ delay = delay - math.floor(delay * math.min(stored_int(policy.jitter_pct), 100) 
 local info = cjson.encode({reason = reason, attempts = attempts})
 
 redis.call('DEL', lease_key, prefix .. 'leased_by_session:' .. id)
-redis.call('LREM', processing, -1, id)
+if redis.call('ZREM', prefix .. 'in_flight', id) == 0 then redis.call('LREM', processing, -1, id) end
 if not data then return {0, 0} end
 if dead then
   redis.call('DEL', item_key)

@@ -11,12 +11,15 @@
 -- ARGV[2]  token        the lease token, 1..128 bytes, fresh for every call
 -- ARGV[3]  count        integer, 1..1000
 -- ARGV[4]  legacy       "1" also writes <P>:leased_by_session:<id>, "0" does not
+-- ARGV[5]  flat         "1" (profile flat): a leased id goes to <P>:in_flight, scored with its
+--          lease deadline, instead of <P>:processing; "0": to <P>:processing
 -- Reply    [again, now_ms, due_in_ms, [id, payload, attempt], ...] in lease order, where
 --          again = 1 when the call stopped after skipping 1000 entries (call again), else 0;
 --          now_ms = the server's time; due_in_ms = ms until the next delayed item is due, -1 if
 --          none; attempt = this lease's attempt number, 0 when the queue has no retry policy
 -- Errors   RWQ_INVALID_ARGUMENT, RWQ_WRONG_TYPE (nothing is written)
--- Effects  per leased item: LMOVE <P>:queue <P>:processing RIGHT LEFT;
+-- Effects  per leased item: LMOVE <P>:queue <P>:processing RIGHT LEFT (flat: RPOP <P>:queue,
+--          ZADD <P>:in_flight (now + lease_ms) <id>);
 --          SET <P>:lease:<id> token PX lease_ms (and the legacy key when asked);
 --          retry: HSET <P>:attempts <id> (attempts + 1); delay: see "promotion" in SPEC
 -- Cost     1 round trip; O(count + skipped + promoted)
@@ -35,7 +38,8 @@ if not lease_ms then return redis.error_reply('RWQ_INVALID_ARGUMENT lease_ms mus
 if not token or #token == 0 or #token > 128 then return redis.error_reply('RWQ_INVALID_ARGUMENT token must be 1..128 bytes') end
 if not count then return redis.error_reply('RWQ_INVALID_ARGUMENT count must be an integer in 1..1000') end
 if ARGV[4] ~= '0' and ARGV[4] ~= '1' then return redis.error_reply('RWQ_INVALID_ARGUMENT legacy must be 0 or 1') end
-if #ARGV ~= 4 then return redis.error_reply('RWQ_INVALID_ARGUMENT expected lease_ms, token, count, legacy') end
+if ARGV[5] ~= '0' and ARGV[5] ~= '1' then return redis.error_reply('RWQ_INVALID_ARGUMENT flat must be 0 or 1') end
+if #ARGV ~= 5 then return redis.error_reply('RWQ_INVALID_ARGUMENT expected lease_ms, token, count, legacy, flat') end
 -- rwq:arguments-valid (no write above this line; tools/generate.py composes scripts here)
 
 -- A count stored by any client: a non-negative integer, anything else reads as 0.
@@ -46,7 +50,7 @@ end
 
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
-local delayed, policy = prefix .. 'delayed', prefix .. 'policy'
+local delayed, policy, in_flight = prefix .. 'delayed', prefix .. 'policy', prefix .. 'in_flight'
 -- Key types (RWQ-SCRIPT-007), before the first write: the first key of `...` that exists with
 -- another type than `want`, or nil.
 local function mistyped(want, ...)
@@ -59,7 +63,7 @@ end
 local function item_mistyped(id)
   return mistyped('string', prefix .. 'item:' .. id, prefix .. 'lease:' .. id, prefix .. 'leased_by_session:' .. id)
 end
-local bad = mistyped('list', queue, processing) or mistyped('zset', delayed) or mistyped('hash', policy)
+local bad = mistyped('list', queue, processing) or mistyped('zset', delayed, in_flight) or mistyped('hash', policy)
 -- One call answers the common case, a queue with neither profile key.
 local extended = not bad and redis.call('EXISTS', delayed, policy) > 0
 local promoting = extended and redis.call('EXISTS', delayed) == 1
@@ -115,9 +119,10 @@ if promoting then
   if next_due then due_in = math.max(tonumber(next_due) - now, 0) end
 end
 
-local result, skipped = {0, now, due_in}, 0
+local result, skipped, flat = {0, now, due_in}, 0, ARGV[5] == '1'
 while #result - 3 < count do
-  local id = redis.call('LMOVE', queue, processing, 'RIGHT', 'LEFT')
+  local id
+  if flat then id = redis.call('RPOP', queue) else id = redis.call('LMOVE', queue, processing, 'RIGHT', 'LEFT') end
   if not id then break end
   local item_key = prefix .. 'item:' .. id
   local data = redis.call('GET', item_key)
@@ -131,7 +136,7 @@ while #result - 3 < count do
     end
     if max_attempts > 0 and attempt > max_attempts then
       -- Leased too often without a recorded failure (crashes, foreign cleaners): dead-letter it.
-      redis.call('LREM', processing, 1, id)
+      if not flat then redis.call('LREM', processing, 1, id) end
       redis.call('DEL', item_key)
       redis.call('HDEL', prefix .. 'attempts', id)
       redis.call('ZADD', prefix .. 'dead', now, id)
@@ -140,13 +145,22 @@ while #result - 3 < count do
     else
       redis.call('SET', lease_key, token, 'PX', lease_ms)
       if ARGV[4] == '1' then redis.call('SET', legacy_key, token, 'PX', lease_ms) end
+      if flat then redis.call('ZADD', in_flight, now + lease_ms, id) end
       result[#result + 1] = {id, data, attempt}
       granted = true
     end
-  elseif not data or #redis.call('LPOS', processing, id, 'COUNT', 2) == 2 then
-    -- A ghost, or a duplicate entry of an item someone holds: drop the entry just moved. The
-    -- only entry of a held item stays: a cleaner may have requeued it inside a foreign
-    -- client's non-atomic lease, whose holder still needs it in processing to complete.
+  elseif flat then
+    -- Popped: a ghost's entry is gone. A held item keeps one entry: ours goes to processing
+    -- when its holder has none (a cleaner may have requeued it inside a foreign client's
+    -- non-atomic lease, whose holder still needs it in processing to complete).
+    if data and not redis.call('ZSCORE', in_flight, id) and not redis.call('LPOS', processing, id) then
+      redis.call('LPUSH', processing, id)
+    end
+  elseif not data or redis.call('ZSCORE', in_flight, id) or #redis.call('LPOS', processing, id, 'COUNT', 2) == 2 then
+    -- A ghost, or a duplicate entry of an item someone holds (its entry in processing, or in
+    -- <P>:in_flight for a flat lease): drop the entry just moved. The only entry of a held item
+    -- stays: a cleaner may have requeued it inside a foreign client's non-atomic lease, whose
+    -- holder still needs it in processing to complete.
     redis.call('LREM', processing, 1, id)
   end
   if not granted then

@@ -10,10 +10,12 @@
 --          it; its lease keys and a processing entry were cleared), -1 = the item exists and the
 --          caller does not hold its lease (untouched)
 -- Errors   RWQ_INVALID_ARGUMENT, RWQ_WRONG_TYPE (nothing is written)
--- Effects  DEL <P>:lease:<id> and <P>:leased_by_session:<id>; LREM <P>:processing -1 <id>; when
+-- Effects  DEL <P>:lease:<id> and <P>:leased_by_session:<id>; ZREM <P>:in_flight <id>, and when
+--          it was not there LREM <P>:processing -1 <id>; when
 --          the item still exists: LPUSH <P>:queue <id>, or with a delay, move the payload from
 --          <P>:item:<id> to <P>:delayed:data and ZADD <P>:delayed (now + delay_ms) <id>
--- Cost     1 round trip; O(n) when releases come roughly in lease order
+-- Cost     1 round trip; O(log n) per flat lease (profile flat), else O(position from the
+--          oldest end of processing)
 local queue, processing = KEYS[1] or '', KEYS[2]
 local prefix = string.sub(queue, 1, -6)
 if #KEYS ~= 2 or string.sub(queue, -6) ~= ':queue' or processing ~= prefix .. 'processing' then
@@ -38,7 +40,8 @@ local function mistyped(want, ...)
     if t ~= 'none' and t ~= want then return key end
   end
 end
-local bad = mistyped('list', queue, processing)
+local in_flight = prefix .. 'in_flight'
+local bad = mistyped('list', queue, processing) or mistyped('zset', in_flight)
   or (delay_ms > 0 and (mistyped('zset', prefix_delayed) or mistyped('hash', prefix_delayed .. ':data')))
 for i = 2, #ARGV, 2 do
   local id = ARGV[i]
@@ -61,7 +64,7 @@ for i = 2, #ARGV, 2 do
   else
     -- Held, or the item is gone (completed meanwhile): its lease keys and entry are garbage.
     redis.call('DEL', lease_key, prefix .. 'leased_by_session:' .. id)
-    redis.call('LREM', processing, -1, id)
+    if redis.call('ZREM', in_flight, id) == 0 then redis.call('LREM', processing, -1, id) end
     if not exists then
       result[#result + 1] = 0
     elseif due then

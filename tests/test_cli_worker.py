@@ -25,6 +25,10 @@ def handle(job):
 async def handle_async(job):
     r.rpush("done", job.id)
 
+def handle_flat(job):
+    in_flight = r.zscore("jobs:in_flight", job.id) is not None
+    r.rpush("done", job.id if in_flight else "not in jobs:in_flight")
+
 def fail_on_b(job):
     if job.id == "b":
         raise ValueError("b is broken")
@@ -50,6 +54,20 @@ def test_burst_drains_the_queue_then_exits_0(
     assert sorted(r.lrange("done", 0, -1)) == sorted(f"i{n}".encode() for n in range(50))
     counts = WorkQueue(r, "jobs").counts()
     assert (counts.queued, counts.processing) == (0, 0)
+
+
+def test_flat_in_flight_leases_into_the_sorted_set(
+    tmp_path: Path, redis_server: RedisServer, r: redis.Redis
+) -> None:
+    """``--flat-in-flight`` (profile flat): each handler finds its item in ``jobs:in_flight``."""
+    WorkQueue(r, "jobs").add_many([(f"i{n}", b"x") for n in range(20)])
+    process = _worker(
+        tmp_path, redis_server, "tasks:handle_flat", "-q", "jobs", "--burst", "--flat-in-flight"
+    )
+    _, stderr = process.communicate(timeout=60)
+    assert process.returncode == 0, stderr
+    assert sorted(r.lrange("done", 0, -1)) == sorted(f"i{n}".encode() for n in range(20))
+    assert r.exists("jobs:in_flight", "jobs:processing") == 0
 
 
 def test_a_failing_item_is_retried_later_and_burst_still_ends(

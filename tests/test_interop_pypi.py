@@ -182,6 +182,42 @@ def test_duplicate_g1_adds_never_reach_a_g1_worker_as_a_ghost(r: redis.Redis, pr
 # --- leases under both names ----------------------------------------------------------------------
 
 
+def test_a_flat_fleet_shares_the_queue_with_g1(
+    fr: redis.Redis, frozen_server: RedisServer, prefix: str
+) -> None:
+    """Profile flat next to 0.1.5 (SPEC §18): both lease and complete; a flat lease sits in
+    ``P:in_flight``, where 0.1.5's cleaner never looks, and an RWQ/1 light clean recovers it."""
+    flat, fleet = WorkQueue(fr, prefix, flat_in_flight=True), g1(prefix)
+    assert flat.add_many([("a", b"A"), ("b", b"B"), ("c", b"C")]) == [True] * 3
+    held = flat.lease(1000)
+    theirs = fleet.lease(fr, 30, block=False)
+    assert held is not None
+    assert theirs is not None
+    assert (held.id, theirs.id()) == ("a", "b")
+    assert lists(fr, prefix) == (["c"], ["b"])
+    assert fr.zrange(f"{prefix}:in_flight", 0, -1) == [b"a"]
+    assert flat.counts().processing == 2  # LLEN processing alone would say 1
+
+    frozen_server.advance(1000 + SLACK_MS)  # the flat lease has expired
+    fleet.light_clean(fr)
+    assert lists(fr, prefix) == (["c"], ["b"])  # 0.1.5 does not see flat leases
+    assert flat.light_clean() == CleanReport(("a",), 0)
+    assert lists(fr, prefix) == (["a", "c"], ["b"])
+    assert not fr.exists(f"{prefix}:in_flight")
+
+    assert fleet.complete(fr, theirs) is True
+    again = fleet.lease(fr, 30, block=False)
+    assert again is not None
+    assert again.id() == "c"
+    assert flat.complete(again.id()) is True  # a flat client completes a listed lease
+    last = flat.lease(30_000)
+    assert last is not None
+    assert last.id == "a"
+    assert last.data == b"A"
+    assert flat.complete(last) is True
+    assert keys(fr) == set()
+
+
 def test_g1_light_clean_respects_rwq_legacy_lease_until_it_expires(
     fr: redis.Redis, frozen_server: RedisServer, prefix: str
 ) -> None:

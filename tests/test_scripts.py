@@ -170,31 +170,34 @@ BAD_ARGV: dict[str, list[tuple[str, list[bytes | int | str]]]] = {
     ],
     "lease": [
         ("no-argv", []),
-        ("lease_ms-0", ["0", TOKEN, "1", "0"]),
-        ("lease_ms-negative", ["-5", TOKEN, "1", "0"]),
-        ("lease_ms-float", ["1.5", TOKEN, "1", "0"]),
-        ("lease_ms-leading-zero", ["01000", TOKEN, "1", "0"]),
-        ("lease_ms-over-max", ["31536000001", TOKEN, "1", "0"]),
-        ("token-empty", ["1000", "", "1", "0"]),
-        ("token-129", ["1000", BIG_TOKEN, "1", "0"]),
-        ("count-0", ["1000", TOKEN, "0", "0"]),
-        ("count-1001", ["1000", TOKEN, "1001", "0"]),
-        ("count-word", ["1000", TOKEN, "all", "0"]),
-        ("legacy-2", ["1000", TOKEN, "1", "2"]),
-        ("legacy-missing", ["1000", TOKEN, "1"]),
-        ("argv-extra", ["1000", TOKEN, "1", "0", "1000"]),
+        ("lease_ms-0", ["0", TOKEN, "1", "0", "0"]),
+        ("lease_ms-negative", ["-5", TOKEN, "1", "0", "0"]),
+        ("lease_ms-float", ["1.5", TOKEN, "1", "0", "0"]),
+        ("lease_ms-leading-zero", ["01000", TOKEN, "1", "0", "0"]),
+        ("lease_ms-over-max", ["31536000001", TOKEN, "1", "0", "0"]),
+        ("token-empty", ["1000", "", "1", "0", "0"]),
+        ("token-129", ["1000", BIG_TOKEN, "1", "0", "0"]),
+        ("count-0", ["1000", TOKEN, "0", "0", "0"]),
+        ("count-1001", ["1000", TOKEN, "1001", "0", "0"]),
+        ("count-word", ["1000", TOKEN, "all", "0", "0"]),
+        ("legacy-2", ["1000", TOKEN, "1", "2", "0"]),
+        ("flat-2", ["1000", TOKEN, "1", "0", "2"]),
+        ("flat-yes", ["1000", TOKEN, "1", "0", "yes"]),
+        ("flat-missing", ["1000", TOKEN, "1", "0"]),
+        ("argv-extra", ["1000", TOKEN, "1", "0", "0", "1000"]),
     ],
     "claim": [
         ("no-argv", []),
-        ("id-empty", ["", "1000", TOKEN, "0"]),
-        ("id-513", [BIG_ID, "1000", TOKEN, "0"]),
-        ("lease_ms-0", ["b", "0", TOKEN, "0"]),
-        ("lease_ms-over-max", ["b", "31536000001", TOKEN, "0"]),
-        ("token-empty", ["b", "1000", "", "0"]),
-        ("token-129", ["b", "1000", BIG_TOKEN, "0"]),
-        ("legacy-yes", ["b", "1000", TOKEN, "yes"]),
-        ("legacy-missing", ["b", "1000", TOKEN]),
-        ("argv-extra", ["b", "1000", TOKEN, "0", "x"]),
+        ("id-empty", ["", "1000", TOKEN, "0", "0"]),
+        ("id-513", [BIG_ID, "1000", TOKEN, "0", "0"]),
+        ("lease_ms-0", ["b", "0", TOKEN, "0", "0"]),
+        ("lease_ms-over-max", ["b", "31536000001", TOKEN, "0", "0"]),
+        ("token-empty", ["b", "1000", "", "0", "0"]),
+        ("token-129", ["b", "1000", BIG_TOKEN, "0", "0"]),
+        ("legacy-yes", ["b", "1000", TOKEN, "yes", "0"]),
+        ("flat-yes", ["b", "1000", TOKEN, "0", "yes"]),
+        ("flat-missing", ["b", "1000", TOKEN, "0"]),
+        ("argv-extra", ["b", "1000", TOKEN, "0", "0", "x"]),
     ],
     "renew": [
         ("no-argv", []),
@@ -308,8 +311,8 @@ BAD_ARGV: dict[str, list[tuple[str, list[bytes | int | str]]]] = {
 # complete_and_lease: each bad lease argument with a valid completion after it (the script must
 # not complete "a" before rejecting the lease part), and each bad completion after valid lease ones.
 BAD_ARGV["complete_and_lease"] = [
-    *((f"lease-{label}", [*argv, "any", "a"]) for label, argv in BAD_ARGV["lease"] if len(argv) == 4),
-    *((f"complete-{label}", ["1000", TOKEN, "1", "0", *argv]) for label, argv in BAD_ARGV["complete"]),
+    *((f"lease-{label}", [*argv, "any", "a"]) for label, argv in BAD_ARGV["lease"] if len(argv) == 5),
+    *((f"complete-{label}", ["1000", TOKEN, "1", "0", "0", *argv]) for label, argv in BAD_ARGV["complete"]),
 ]
 
 
@@ -368,11 +371,11 @@ def bad_keys(name: str, q: WorkQueue, other: WorkQueue) -> list[tuple[str, list[
 # A call with valid ARGV for each script, so that only the KEYS are wrong.
 VALID_ARGV: dict[str, list[bytes | int | str]] = {
     "add": ["0", "new", "x"],
-    "lease": ["1000", TOKEN, "1", "0"],
-    "claim": ["b", "1000", TOKEN, "0"],
+    "lease": ["1000", TOKEN, "1", "0", "0"],
+    "claim": ["b", "1000", TOKEN, "0", "0"],
     "renew": ["90000", "0", "a", HELD],
     "complete": ["any", "a"],
-    "complete_and_lease": ["1000", TOKEN, "1", "0", "any", "a"],
+    "complete_and_lease": ["1000", TOKEN, "1", "0", "0", "any", "a"],
     "release": ["0", "a", HELD],
     "counts": [],
     "light_clean": ["0", "10"],
@@ -429,7 +432,7 @@ def expect_wrong_type(r: redis.Redis, name: str, keys: list[bytes], argv: list[b
     assert keyspace(r) == before
 
 
-CLAIM_KEYS = ["processing", "item:b", "lease:b", "leased_by_session:b"]
+CLAIM_KEYS = ["processing", "in_flight", "item:b", "lease:b", "leased_by_session:b"]
 CLAIM_KEYS += ["policy", "attempts", "dead", "dead:data"]  # the retry keys, read while a policy exists
 
 
@@ -445,7 +448,7 @@ def test_claim_refuses_wrong_typed_keys(r: redis.Redis, queue: WorkQueue, wrong:
         r.rpush(key, "x")
     else:
         r.set(key, "x")
-    expect_wrong_type(r, "claim", [queue.keys.queue, queue.keys.processing], ["b", "1000", TOKEN, "0"])
+    expect_wrong_type(r, "claim", [queue.keys.queue, queue.keys.processing], ["b", "1000", TOKEN, "0", "0"])
 
 
 @pytest.mark.parametrize("skipped", [2, 150])
@@ -459,4 +462,4 @@ def test_lease_checks_entries_behind_skipped_ones(r: redis.Redis, queue: WorkQue
     r.rpush(queue.keys.lease("x"), "wrong")
     # From the tail, where leases take from: the ghosts, then a duplicate entry of held r, then x.
     r.rpush(queue.keys.queue, "r", *(f"ghost{n}" for n in range(skipped)))
-    expect_wrong_type(r, "lease", [queue.keys.queue, queue.keys.processing], ["1000", TOKEN, "1", "0"])
+    expect_wrong_type(r, "lease", [queue.keys.queue, queue.keys.processing], ["1000", TOKEN, "1", "0", "0"])

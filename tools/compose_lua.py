@@ -27,7 +27,8 @@ HEADER = """\
 -- ARGV[2]  token        as lease.lua ARGV[2]
 -- ARGV[3]  count        as lease.lua ARGV[3]
 -- ARGV[4]  legacy       as lease.lua ARGV[4]
--- ARGV[5]  mode         as complete.lua ARGV[1]: "any" or "owner"
+-- ARGV[5]  flat         as lease.lua ARGV[5]
+-- ARGV[6]  mode         as complete.lua ARGV[1]: "any" or "owner"
 -- ARGV     1..1000 ids (or id, token pairs) to complete, as complete.lua ARGV[2..]
 -- Reply    [complete reply, lease reply], each exactly as the script of that name replies
 -- Errors   RWQ_INVALID_ARGUMENT, RWQ_WRONG_TYPE from either part, before anything is written
@@ -37,12 +38,12 @@ HEADER = """\
 
 FOOTER = """\
 local completing = {}
-for i = 5, #ARGV do completing[i - 4] = ARGV[i] end
+for i = 6, #ARGV do completing[i - 5] = ARGV[i] end
 local check_complete = complete_part(KEYS, completing)
 if type(check_complete) ~= 'function' then return check_complete end
 local ids = {}
-for i = 6, #ARGV, ARGV[5] == 'owner' and 2 or 1 do ids[ARGV[i]] = true end
-local check_lease = lease_part(KEYS, {ARGV[1], ARGV[2], ARGV[3], ARGV[4]}, ids)
+for i = 7, #ARGV, ARGV[6] == 'owner' and 2 or 1 do ids[ARGV[i]] = true end
+local check_lease = lease_part(KEYS, {ARGV[1], ARGV[2], ARGV[3], ARGV[4], ARGV[5]}, ids)
 if type(check_lease) ~= 'function' then return check_lease end
 local run_complete = check_complete()
 if type(run_complete) ~= 'function' then return run_complete end

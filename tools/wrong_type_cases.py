@@ -17,6 +17,7 @@ Json = Any
 TYPES = {
     "queue": "list",
     "processing": "list",
+    "in_flight": "zset",
     "item:r": "string",
     "lease:r": "string",
     "leased_by_session:r": "string",
@@ -63,37 +64,45 @@ OPERATIONS: dict[str, tuple[str, dict[str, Json], list[str]]] = {
     "lease": (
         "lease",
         {"lease_ms": 30000},
-        ["queue", "processing", *sorted(RETRY | DELAY), *_item("r")],
+        ["queue", "processing", "in_flight", *sorted(RETRY | DELAY), *_item("r")],
     ),
     "renew": ("renew", {"lease": HELD, "lease_ms": 30000}, _item("h")),
     "complete": (
         "complete",
         {"id": {"utf8": "h"}},
-        ["queue", "processing", "attempts", "delayed", "delayed:data", *_item("h")],
+        ["queue", "processing", "in_flight", "attempts", "delayed", "delayed:data", *_item("h")],
     ),
     "complete-owner": (
         "complete",
         {"lease": HELD, "require_lease": True},
-        ["queue", "processing", "attempts", *_item("h")],
+        ["queue", "processing", "in_flight", "attempts", *_item("h")],
     ),
     "complete-and-lease": (
         "complete_and_lease",
         {"items": [{"id": {"utf8": "h"}}], "lease_ms": 30000},
-        ["queue", "processing", *sorted(RETRY | DELAY), *_item("h"), *_item("r")],
+        ["queue", "processing", "in_flight", *sorted(RETRY | DELAY), *_item("h"), *_item("r")],
     ),
-    "release": ("release", {"lease": HELD}, ["queue", "processing", *_item("h")]),
+    "release": ("release", {"lease": HELD}, ["queue", "processing", "in_flight", *_item("h")]),
     "release-delayed": (
         "release",
         {"lease": HELD, "delay_ms": 1000},
-        ["queue", "processing", "delayed", "delayed:data", *_item("h")],
+        ["queue", "processing", "in_flight", "delayed", "delayed:data", *_item("h")],
     ),
-    "fail": ("fail", {"lease": HELD}, ["queue", "processing", *sorted(RETRY | DELAY), *_item("h")]),
-    "counts": ("counts", {}, ["queue", "processing", "delayed", "dead"]),
-    "light-clean": ("light_clean", {}, ["queue", "processing", *sorted(RETRY | DELAY), *_item("h")]),
+    "fail": (
+        "fail",
+        {"lease": HELD},
+        ["queue", "processing", "in_flight", *sorted(RETRY | DELAY), *_item("h")],
+    ),
+    "counts": ("counts", {}, ["queue", "processing", "in_flight", "delayed", "dead"]),
+    "light-clean": (
+        "light_clean",
+        {},
+        ["queue", "processing", "in_flight", *sorted(RETRY | DELAY), *_item("h")],
+    ),
     "light-clean-paced": ("light_clean", {"pace_ms": 5000}, ["cleaned"]),
     # item:h is in processing, so its refusal comes from the run's second call: the client must
     # still finish the run, deleting its index (RWQ-DEEP-005), for the raw keys to be unchanged.
-    "deep-clean": ("deep_clean", {}, ["queue", "processing", *_item("r"), *_item("h")]),
+    "deep-clean": ("deep_clean", {}, ["queue", "processing", "in_flight", *_item("r"), *_item("h")]),
     "set-policy": ("set_policy", {"policy": POLICY}, ["policy"]),
     "set-policy-if-absent": ("set_policy_if_absent", {"policy": POLICY}, ["policy"]),
     "get-policy": ("get_policy", {}, ["policy"]),

@@ -26,6 +26,10 @@ class AsyncWorkQueue:
     run redis-work-queue 0.1.x workers and cleaners. With ``wait_replicas`` > 0, adds and
     completes wait (``WAIT``, at most ``wait_timeout_ms``) until that many replicas have the
     write, and raise :class:`~rwq.errors.NotReplicated` when fewer did (SPEC §17).
+    ``flat_in_flight`` (profile flat, SPEC §18) keeps this client's leased ids in the sorted set
+    ``<prefix>:in_flight`` rather than the processing list, so that completing, releasing and
+    cleaning cost the same however many items are in flight; redis-work-queue 0.1.x cleaners do
+    not see those leases (SPEC §18 lists what a mixed fleet loses).
     """
 
     def __init__(
@@ -34,6 +38,7 @@ class AsyncWorkQueue:
         prefix: str,
         *,
         legacy_lease_key: bool = False,
+        flat_in_flight: bool = False,
         wait_replicas: int = 0,
         wait_timeout_ms: int = 1000,
     ) -> None:
@@ -41,6 +46,7 @@ class AsyncWorkQueue:
         self._cluster = _shell.is_cluster(redis, asyncio=True)
         self.keys = _shell.queue_keys(redis, prefix, cluster=self._cluster)
         self.legacy_lease_key = validation.flag(legacy_lease_key, "legacy_lease_key")
+        self.flat_in_flight = validation.flag(flat_in_flight, "flat_in_flight")
         self.wait = ops.wait_for(wait_replicas, wait_timeout_ms)
         self._checked = False
 
@@ -65,14 +71,23 @@ class AsyncWorkQueue:
         return await self._run(
             ops.first(
                 ops.lease(
-                    self.keys, lease_ms, block=block, timeout_ms=timeout_ms, legacy=self.legacy_lease_key
+                    self.keys,
+                    lease_ms,
+                    block=block,
+                    timeout_ms=timeout_ms,
+                    legacy=self.legacy_lease_key,
+                    flat=self.flat_in_flight,
                 )
             )
         )
 
     async def lease_many(self, count: int, lease_ms: int) -> list[Lease]:
         """Lease up to ``count`` ready items at once, without waiting."""
-        return await self._run(ops.lease(self.keys, lease_ms, count=count, legacy=self.legacy_lease_key))
+        return await self._run(
+            ops.lease(
+                self.keys, lease_ms, count=count, legacy=self.legacy_lease_key, flat=self.flat_in_flight
+            )
+        )
 
     async def renew(self, lease: Lease, lease_ms: int) -> bool:
         """Extend a held lease to ``lease_ms`` from now; False if it was lost."""
@@ -129,6 +144,7 @@ class AsyncWorkQueue:
                 count=count,
                 require_lease=require_lease,
                 legacy=self.legacy_lease_key,
+                flat=self.flat_in_flight,
                 wait=self.wait,
             )
         )

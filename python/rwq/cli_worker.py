@@ -79,6 +79,11 @@ def load_handler(spec: str) -> Callable[..., Any]:
 @click.option("--burst", is_flag=True, help="Exit once no item is ready or in flight (delayed retries stay).")
 @click.option("--timeout-ms", type=click.IntRange(1), help="Fail an item whose handler runs longer.")
 @click.option("--liveness-file", type=click.Path(dir_okay=False), help="Touched at each answered lease call.")
+@click.option(
+    "--flat-in-flight",
+    is_flag=True,
+    help="Profile flat: keep leases in <prefix>:in_flight (no redis-work-queue 0.1.x cleaners on the queue).",
+)
 @click.option("--log-format", type=click.Choice(["text", "json"]), default="text", show_default=True)
 @click.option("--log-level", type=click.Choice(["DEBUG", "INFO", "WARNING", "ERROR"]), default="INFO")
 def worker_command(
@@ -92,6 +97,7 @@ def worker_command(
     burst: bool,
     timeout_ms: int | None,
     liveness_file: str | None,
+    flat_in_flight: bool,
     log_format: str,
     log_level: str,
 ) -> None:
@@ -105,7 +111,7 @@ def worker_command(
     text = logging.Formatter("%(asctime)s %(levelname)s %(message)s")
     stream.setFormatter(JsonFormatter() if log_format == "json" else text)
     logging.basicConfig(level=log_level, handlers=[stream], force=True)
-    run = Run(url, prefix, cluster, burst, concurrency, lease_ms, timeout_ms, liveness_file)
+    run = Run(url, prefix, cluster, burst, concurrency, lease_ms, timeout_ms, liveness_file, flat_in_flight)
     try:
         if inspect.iscoroutinefunction(handler):
             asyncio.run(_run_async(handler, run))
@@ -128,6 +134,7 @@ class Run:
     lease_ms: int
     timeout_ms: int | None
     liveness_file: str | None
+    flat_in_flight: bool = False
 
     def options(self) -> dict[str, Any]:
         """The worker's settings."""
@@ -141,7 +148,7 @@ class Run:
 
 def _run_sync(handler: Callable[..., Any], run: Run) -> None:
     client: Any = RedisCluster.from_url(run.url) if run.cluster else redis.Redis.from_url(run.url)
-    queue = WorkQueue(client, run.prefix)
+    queue = WorkQueue(client, run.prefix, flat_in_flight=run.flat_in_flight)
     queue.counts()  # fail fast: a Redis that cannot be used at start is exit 1, not endless retries
     worker = Worker(queue, handler, **run.options())
     done = threading.Event()
@@ -167,7 +174,7 @@ async def _run_async(handler: Callable[..., Any], run: Run) -> None:
     client: Any = (
         AsyncRedisCluster.from_url(run.url) if run.cluster else redis.asyncio.Redis.from_url(run.url)
     )
-    queue = AsyncWorkQueue(client, run.prefix)
+    queue = AsyncWorkQueue(client, run.prefix, flat_in_flight=run.flat_in_flight)
     await queue.counts()
     worker = AsyncWorker(queue, handler, **run.options())
 

@@ -206,6 +206,7 @@ class QueueModel:
         return {
             "queue": list(self.queue),
             "processing": list(self.processing),
+            "in_flight": {},
             "items": {item_id: encode_bytes(data) for item_id, data in sorted(self.items.items())},
             "leases": {i: {"remaining_ms": self.remaining(h)} for i, h in sorted(self.leases.items())},
             "legacy_leases": {

@@ -24,7 +24,7 @@ from ..protocol.operations import CleanReport, DeadItem, FailOutcome, FailResult
 from ..protocol.scripts import registry
 from .encoding import Json, decode_bytes, encode_bytes
 
-PROFILES = ["core", "retry", "delay", "ack", "legacy-lease"]
+PROFILES = ["core", "retry", "delay", "ack", "flat", "legacy-lease"]
 OUTCOMES = {Outcome.DONE: "done", Outcome.GONE: "gone", Outcome.LEASE_LOST: "lease_lost"}
 FAIL_OUTCOMES = {FailOutcome.RETRY: "retry", FailOutcome.DEAD: "dead", FailOutcome.GONE: "gone"}
 
@@ -216,7 +216,11 @@ class Adapter:
         options = args.get("options", {})
         ack = {name: options[name] for name in ("wait_replicas", "wait_timeout_ms") if name in options}
         queue = WorkQueue(
-            client, args["queue"], legacy_lease_key=options.get("legacy_lease_key", False), **ack
+            client,
+            args["queue"],
+            legacy_lease_key=options.get("legacy_lease_key", False),
+            flat_in_flight=options.get("flat_in_flight", False),
+            **ack,
         )
         self.sessions[args["session"]] = (client, queue)
         return {}

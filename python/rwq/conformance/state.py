@@ -4,6 +4,7 @@ The logical state of the queue with prefix ``P`` (SPEC "Key layout")::
 
     {"queue": [ids, next to be leased first],          # <P>:queue read from its right end
      "processing": [ids, oldest lease first],          # <P>:processing read from its right end
+     "in_flight": {id: {"remaining_ms": n}},           # <P>:in_flight: score - the server's now
      "items": {id: bytes},                             # <P>:item:<id>
      "leases": {id: {"remaining_ms": n | null}},       # <P>:lease:<id>, PTTL (null: no TTL)
      "legacy_leases": {id: {"remaining_ms": n | null}}}  # <P>:leased_by_session:<id>
@@ -52,6 +53,13 @@ def logical_state(client: Any, prefix: str) -> dict[str, Json]:
         if payload is not None:
             items[_id(key[len(base) + 5 :])] = encode_bytes(payload)
     state["items"] = items
+    clock = client.execute_command("TIME")
+    seconds, micros = next(iter(clock.values())) if isinstance(clock, dict) else clock  # cluster: per node
+    now_ms = int(seconds) * 1000 + int(micros) // 1000
+    flat = client.execute_command("ZRANGE", base + b"in_flight", 0, -1, "WITHSCORES")
+    state["in_flight"] = {
+        _id(flat[i]): {"remaining_ms": int(float(flat[i + 1])) - now_ms} for i in range(0, len(flat), 2)
+    }
     for field, kind in (("leases", "lease:"), ("legacy_leases", "leased_by_session:")):
         held: dict[str, Json] = {}
         for key in _scan(client, pattern + kind + "*"):

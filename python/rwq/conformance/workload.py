@@ -15,7 +15,9 @@ When the adapter declares the ``retry`` profile, a retry policy (at most ``MAX_A
 a fixed backoff, no jitter, no trimming) is set through a session of its own before the run, and
 workers also ``fail`` leases; the drain then reads the dead set (``dead_list`` and ``dead_get``),
 which the checkers count as neither lost nor completed. When it declares ``delay``, some adds and
-releases carry a small ``delay_ms``. The drain's clock jump passes every due time.
+releases carry a small ``delay_ms``. The drain's clock jump passes every due time. When it
+declares ``flat``, every second worker leases with ``flat_in_flight``, so flat and non-flat
+clients share the queue.
 """
 
 from __future__ import annotations
@@ -152,6 +154,7 @@ class Workload:
         self._processes: list[AdapterProcess] = []
         self._staller = raw_client(env.data_url)
         self.retry = self.delay = False  # the profile mixes, decided once the adapter said hello
+        self.flat_workers: frozenset[str] = frozenset()
 
     # -- sessions --------------------------------------------------------------------------
     def _open(self, worker: Worker, process: AdapterProcess | None = None) -> None:
@@ -160,7 +163,9 @@ class Workload:
             process = self.pool.start(SUBJECT)
             with self._lock:
                 self._processes.append(process)
-        args = {"session": worker.name, "queue": self.ns, "client_name": worker.client_name}
+        args: dict[str, Any] = {"session": worker.name, "queue": self.ns, "client_name": worker.client_name}
+        if worker.name in self.flat_workers:
+            args["options"] = {"flat_in_flight": True}
         reply = process.request("open", args)
         if not reply.ok:
             raise AdapterFailure(f"open {worker.name} was refused: {reply.describe()}")
@@ -209,6 +214,8 @@ class Workload:
         declared = set(self.pool.hellos[SUBJECT].profiles)
         wanted = declared if self.config.profiles is None else declared & set(self.config.profiles)
         self.retry, self.delay = "retry" in wanted, "delay" in wanted
+        if "flat" in wanted:
+            self.flat_workers = frozenset(worker.name for worker in self.workers[1::2])
         if self.retry:
             rng = random.Random(self.config.seed)
             rules = {

@@ -17,25 +17,26 @@ _ITEM = ("item:*", "lease:*", "leased_by_session:*")
 _RETRY = ("policy", "attempts", "dead", "dead:data", "dead:info")
 _DELAY = ("delayed", "delayed:data")
 _LISTS = ("queue", "processing")
+_FLAT = ("in_flight",)
 
 SCRIPT_KEYS: dict[str, frozenset[str]] = {
     "add": frozenset({"queue", *_ITEM, *_DELAY, "dead"}),
-    "claim": frozenset({*_LISTS, *_ITEM, *_RETRY}),
-    "complete": frozenset({*_LISTS, *_ITEM, "attempts", *_DELAY}),
-    "complete_and_lease": frozenset({*_LISTS, *_ITEM, *_RETRY, *_DELAY}),
-    "counts": frozenset({*_LISTS, "delayed", "dead"}),
+    "claim": frozenset({*_LISTS, *_FLAT, *_ITEM, *_RETRY}),
+    "complete": frozenset({*_LISTS, *_FLAT, *_ITEM, "attempts", *_DELAY}),
+    "complete_and_lease": frozenset({*_LISTS, *_FLAT, *_ITEM, *_RETRY, *_DELAY}),
+    "counts": frozenset({*_LISTS, *_FLAT, "delayed", "dead"}),
     "dead": frozenset({"queue", *_ITEM, *_RETRY, "delayed"}),
-    "deep_clean": frozenset({*_LISTS, *_ITEM, "deep_clean:*"}),
-    "fail": frozenset({*_LISTS, *_ITEM, *_RETRY, *_DELAY}),
-    "lease": frozenset({*_LISTS, *_ITEM, *_RETRY, *_DELAY}),
-    "light_clean": frozenset({*_LISTS, *_ITEM, "cleaned", *_RETRY, *_DELAY}),
-    "release": frozenset({*_LISTS, *_ITEM, *_DELAY}),
+    "deep_clean": frozenset({*_LISTS, *_FLAT, *_ITEM, "deep_clean:*"}),
+    "fail": frozenset({*_LISTS, *_FLAT, *_ITEM, *_RETRY, *_DELAY}),
+    "lease": frozenset({*_LISTS, *_FLAT, *_ITEM, *_RETRY, *_DELAY}),
+    "light_clean": frozenset({*_LISTS, *_FLAT, *_ITEM, "cleaned", *_RETRY, *_DELAY}),
+    "release": frozenset({*_LISTS, *_FLAT, *_ITEM, *_DELAY}),
     "renew": frozenset({"queue", *_ITEM}),
     "set_policy": frozenset({"queue", "policy"}),
 }
 """Per canonical script: the key families ``<P>:<family>`` it may read or write (SPEC §3, §15, §16)."""
 
-FAMILIES = (*_LISTS, *_ITEM, "deep_clean:*", "cleaned", *_RETRY, *_DELAY)
+FAMILIES = (*_LISTS, *_FLAT, *_ITEM, "deep_clean:*", "cleaned", *_RETRY, *_DELAY)
 """Every key family of the layout, in the order of SPEC §3: the order the rules are printed in."""
 
 

@@ -199,7 +199,7 @@ def _chunks(items: Sequence[Any], size: int = v.MAX_BATCH) -> Iterable[Sequence[
         yield items[start : start + size]
 
 
-def _legacy(flag: bool) -> bytes:
+def _flag(flag: bool) -> bytes:
     return b"1" if flag else b"0"
 
 
@@ -233,8 +233,10 @@ def lease(
     block: bool = False,
     timeout_ms: int = 0,
     legacy: bool = False,
+    flat: bool = False,
 ) -> Plan[list[Lease]]:
     """lease / lease_many. Blocking waits with BLMOVE, then claims with the claim script.
+    ``flat`` (profile flat) keeps the leased ids in ``<P>:in_flight`` rather than processing.
 
     A blocking wait is measured on the server's clock (the lease script reports it) and goes in
     steps of at most a second, so that due delayed items are promoted while a worker waits.
@@ -253,7 +255,7 @@ def lease(
     deadline: int | None = None
     while True:
         again, now, due_in, *entries = yield RunScript(
-            lease_script, both, (lease_ms, token.encode(), count, _legacy(legacy))
+            lease_script, both, (lease_ms, token.encode(), count, _flag(legacy), _flag(flat))
         )
         if deadline is None and block and timeout_ms:
             deadline = now + timeout_ms  # from the first call's server time (RWQ-LEASE-010)
@@ -275,7 +277,9 @@ def lease(
         )
         if moved is None:
             continue
-        claimed = yield RunScript(claim_script, both, (moved, lease_ms, token.encode(), _legacy(legacy)))
+        claimed = yield RunScript(
+            claim_script, both, (moved, lease_ms, token.encode(), _flag(legacy), _flag(flat))
+        )
         if claimed[0] == 1:
             return [Lease(v.decode_id(moved), claimed[1], token, claimed[2])]
 
@@ -289,7 +293,7 @@ def renew(
     script = registry()["renew"]
     renewed: list[bool] = []
     for chunk in _chunks(pairs):
-        args = (lease_ms, _legacy(legacy), *(part for pair in chunk for part in pair))
+        args = (lease_ms, _flag(legacy), *(part for pair in chunk for part in pair))
         reply = yield RunScript(script, (keys.queue,), args)
         renewed.extend(bool(flag) for flag in reply)
     return renewed
@@ -336,6 +340,7 @@ def complete_and_lease(
     count: int = 1,
     require_lease: bool = False,
     legacy: bool = False,
+    flat: bool = False,
     wait: Wait | None = None,
 ) -> Plan[tuple[list[Outcome], list[Lease]]]:
     """Complete 1..1000 items, then lease up to ``count`` without waiting, in one script call.
@@ -352,14 +357,14 @@ def complete_and_lease(
         RunScript(
             registry()["complete_and_lease"],
             (keys.queue, keys.processing),
-            (lease_ms, token.encode(), count, _legacy(legacy), mode, *args),
+            (lease_ms, token.encode(), count, _flag(legacy), _flag(flat), mode, *args),
             wait,
         )
     )
     outcomes = [Outcome(code) for code in completed]
     if entries or not again:
         return outcomes, _leases(entries, token)
-    return outcomes, (yield from lease(keys, lease_ms, count=count, legacy=legacy))  # RWQ-NEXT-004
+    return outcomes, (yield from lease(keys, lease_ms, count=count, legacy=legacy, flat=flat))  # RWQ-NEXT-004
 
 
 MAX_WAIT_REPLICAS = 1000
@@ -425,8 +430,11 @@ def light_clean(keys: QueueKeys, *, chunk: int = 100, pace_ms: int = 0) -> Plan[
     v.duration_ms(pace_ms, "pace_ms", minimum=0)
     script = registry()["light_clean"]
     cursor, dropped, promoted, requeued, buried = 0, 0, 0, [], []
+    paced = bool(pace_ms)
     while True:
-        args = (cursor, chunk, pace_ms) if pace_ms and cursor == 0 else (cursor, chunk)
+        # Only the pass's first call is paced: a later one may come back to cursor 0.
+        args = (cursor, chunk, pace_ms) if paced else (cursor, chunk)
+        paced = False
         reply = yield RunScript(script, (keys.queue, keys.processing), args)
         cursor, ids, ghosts, dead, moved = reply
         requeued += [v.decode_id(raw) for raw in ids]

@@ -29,9 +29,10 @@ func (q *Queue) LightCleanPaced(ctx context.Context, chunk int, paceMs int64) (C
 	if err := checkDuration("pace_ms", paceMs, 0); err != nil {
 		return report, err
 	}
-	for cursor := int64(0); ; {
+	for cursor, first := int64(0), true; ; first = false {
 		args := []any{cursor, chunk}
-		if paceMs > 0 && cursor == 0 {
+		if paceMs > 0 && first {
+			// Only the pass's first call is paced: a later one may come back to cursor 0.
 			args = append(args, paceMs)
 		}
 		reply, err := q.eval(ctx, "light_clean", q.both(), args...)

@@ -66,7 +66,7 @@ func (q *Queue) completeAndLease(ctx context.Context, mode string, step int, arg
 		return nil, nil, err
 	}
 	token := newToken()
-	argv := append(make([]any, 0, 5+len(args)), leaseMs, token, count, q.legacy, mode)
+	argv := append(make([]any, 0, 6+len(args)), leaseMs, token, count, q.legacy, q.flat, mode)
 	reply, err := q.eval(ctx, "complete_and_lease", q.both(), append(argv, args...)...)
 	if err != nil {
 		return nil, nil, err

@@ -31,6 +31,12 @@ type Options struct {
 	// LegacyLeaseKey also writes <prefix>:leased_by_session:<id> on lease, claim and renew, for
 	// fleets that still run redis-work-queue 0.1.x workers or cleaners (SPEC RWQ-COMPAT-004).
 	LegacyLeaseKey bool
+	// FlatInFlight keeps this client's leased ids in the sorted set <prefix>:in_flight, scored
+	// with their lease deadline, rather than in the processing list (profile flat, SPEC §18):
+	// completes, releases and cleans then cost the same however many items are in flight.
+	// redis-work-queue 0.1.x cleaners do not see those leases; SPEC §18 lists what a mixed fleet
+	// loses.
+	FlatInFlight bool
 	// Warn receives warnings about server settings (an eviction policy other than noeviction);
 	// nil logs them with the standard logger.
 	Warn func(msg string)
@@ -55,7 +61,7 @@ type Queue struct {
 	cluster         *redis.ClusterClient
 	prefix          string
 	queue, inflight string
-	legacy          string
+	legacy, flat    string
 	warn            func(string)
 	ack             *Ack
 
@@ -161,9 +167,12 @@ func New(rdb redis.UniversalClient, prefix string, opts *Options) (*Queue, error
 		opts = &Options{}
 	}
 	q := &Queue{rdb: rdb, cluster: cluster, prefix: prefix, queue: prefix + ":queue",
-		inflight: prefix + ":processing", legacy: "0", warn: opts.Warn}
+		inflight: prefix + ":processing", legacy: "0", flat: "0", warn: opts.Warn}
 	if opts.LegacyLeaseKey {
 		q.legacy = "1"
+	}
+	if opts.FlatInFlight {
+		q.flat = "1"
 	}
 	if a := opts.Ack; a != nil {
 		if a.Replicas < 0 || a.Replicas > maxAckReplicas {
@@ -449,7 +458,7 @@ func parseLease(script string, reply any, token string) (leaseReply, error) {
 func (q *Queue) leaseLoop(ctx context.Context, token string, leaseMs int64, count int, block bool, timeoutMs int64) ([]Lease, error) {
 	deadline := int64(-1)
 	for {
-		reply, err := q.eval(ctx, "lease", q.both(), leaseMs, token, count, q.legacy)
+		reply, err := q.eval(ctx, "lease", q.both(), leaseMs, token, count, q.legacy, q.flat)
 		if err != nil {
 			return nil, err
 		}
@@ -487,7 +496,7 @@ func (q *Queue) leaseLoop(ctx context.Context, token string, leaseMs int64, coun
 		if err != nil {
 			return nil, translate(err)
 		}
-		claimed, err := q.eval(ctx, "claim", q.both(), id, leaseMs, token, q.legacy)
+		claimed, err := q.eval(ctx, "claim", q.both(), id, leaseMs, token, q.legacy, q.flat)
 		if err != nil {
 			return nil, err
 		}

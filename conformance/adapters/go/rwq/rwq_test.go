@@ -605,3 +605,32 @@ func TestLightCleanContinuesAfterAFullyRemovedChunk(t *testing.T) {
 		t.Fatalf("every abandoned entry must be requeued in one clean: %+v", rep)
 	}
 }
+
+// Profile flat: leases go to <prefix>:in_flight, completes remove them, and a paced clean
+// requeues every expired one, past its first chunk.
+func TestFlatInFlight(t *testing.T) {
+	q, rdb := newQueue(t, &Options{FlatInFlight: true})
+	for _, id := range []string{"a", "b", "c"} {
+		must[bool](t)(q.Add(ctx, id, []byte(id)))
+	}
+	l := must[*Lease](t)(q.Lease(ctx, 60_000))
+	if n := must[int64](t)(rdb.LLen(ctx, q.inflight).Result()); n != 0 {
+		t.Fatalf("a flat lease must not use the processing list: %d entries", n)
+	}
+	if _, err := rdb.ZScore(ctx, q.prefix+":in_flight", l.ID).Result(); err != nil {
+		t.Fatalf("the flat lease is not in in_flight: %v", err)
+	}
+	must[[]Lease](t)(q.LeaseMany(ctx, 2, 1))
+	if c := must[Counts](t)(q.Counts(ctx)); c.Processing != 3 {
+		t.Fatalf("counts must count flat leases in flight: %+v", c)
+	}
+	must[bool](t)(q.Complete(ctx, l.ID))
+	time.Sleep(5 * time.Millisecond)
+	rep := must[CleanReport](t)(q.LightCleanPaced(ctx, 1, 60_000))
+	if !reflect.DeepEqual(rep.Requeued, []string{"b", "c"}) {
+		t.Fatalf("a paced pass must requeue every expired flat lease: %+v", rep)
+	}
+	if n := must[int64](t)(rdb.ZCard(ctx, q.prefix+":in_flight").Result()); n != 0 {
+		t.Fatalf("in_flight keeps %d members", n)
+	}
+}

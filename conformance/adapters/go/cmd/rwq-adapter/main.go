@@ -398,7 +398,7 @@ func (a *adapter) hello(args json.RawMessage) (any, error) {
 	return map[string]any{
 		"protocol":       1,
 		"implementation": map[string]string{"name": "rwq-go", "language": "go", "version": rwq.Version},
-		"profiles":       []string{"core", "retry", "delay", "ack", "legacy-lease"},
+		"profiles":       []string{"core", "retry", "delay", "ack", "flat", "legacy-lease"},
 		"methods":        names,
 		"scripts":        rwq.ScriptSHA1s(),
 		"capabilities":   map[string]bool{"cluster": true},
@@ -411,6 +411,7 @@ func (a *adapter) open(args json.RawMessage) (any, error) {
 		ClientName     string `json:"client_name"`
 		Options        struct {
 			LegacyLeaseKey bool   `json:"legacy_lease_key"`
+			FlatInFlight   bool   `json:"flat_in_flight"`
 			WaitReplicas   *int   `json:"wait_replicas"`
 			WaitTimeoutMs  *int64 `json:"wait_timeout_ms"`
 		}
@@ -435,7 +436,7 @@ func (a *adapter) open(args json.RawMessage) (any, error) {
 	} else {
 		client = redis.NewClient(opts)
 	}
-	qopts := &rwq.Options{LegacyLeaseKey: o.Options.LegacyLeaseKey}
+	qopts := &rwq.Options{LegacyLeaseKey: o.Options.LegacyLeaseKey, FlatInFlight: o.Options.FlatInFlight}
 	if w := o.Options; w.WaitReplicas != nil || w.WaitTimeoutMs != nil {
 		qopts.Ack = &rwq.Ack{TimeoutMs: 1000}
 		if w.WaitReplicas != nil {
