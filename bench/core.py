@@ -33,8 +33,8 @@ class Config:
     scale_small: int = 1_000
     scale_large: int = 1_000_000
     scale_ops: int = 10_000
-    inflight_small: int = 10
-    inflight_large: int = 10_000
+    inflight_small: int = 1_000
+    inflight_large: tuple[int, ...] = (10_000, 50_000, 100_000)
     clean_items: int = 100_000
     peers: tuple[str, ...] = ()
 
@@ -50,7 +50,7 @@ class Config:
             profile_n=200,
             scale_large=20_000,
             scale_ops=500,
-            inflight_large=2_000,
+            inflight_large=(5_000,),
             clean_items=5_000,
             peers=peers,
         )

@@ -1,39 +1,18 @@
 """Prototypes measured by the benchmark; none of this is part of rwq or RWQ/1.
 
-(``complete_lease``, the first prototype here, shipped as the canonical ``complete_and_lease``.)
+(``complete_lease``, the first prototype here, shipped as the canonical ``complete_and_lease``;
+``complete_lazy``, which left completed entries to the cleaner, gave way to profile flat.)
 """
 
 from __future__ import annotations
 
 import hashlib
-from functools import cache
 
 import redis
 
 from rwq.protocol import validation as v
 from rwq.protocol.operations import Lease, QueueKeys, new_token
-from rwq.protocol.scripts import Script, registry
-
-_LREM_LINE = b"local unlisted = redis.call('LREM', processing, -1, id) == 0"
-
-
-@cache
-def complete_lazy_script() -> Script:
-    """complete.lua without its LREM of the processing list: the entry is left as a ghost.
-
-    What it shows: the cost of ``complete`` with many items in flight is that one LREM, which scans
-    the processing list. light_clean already drops ghosts (near the oldest end, where its cursor
-    is), so removal could be deferred to it, at the price of ``processing_len`` counting
-    completed items until the next clean.
-    """
-    source = registry()["complete"].source
-    if _LREM_LINE not in source:
-        raise RuntimeError("complete.lua changed: update the complete_lazy prototype")
-    source = b"-- bench prototype: complete_lazy (NOT a canonical RWQ/1 script)\n" + source.replace(
-        _LREM_LINE, b"local unlisted = false"
-    )
-    return Script("complete_lazy", source, hashlib.sha1(source).hexdigest())
-
+from rwq.protocol.scripts import Script
 
 _CLAIM_HEAD_SOURCE = b"""-- bench prototype: claim_head (NOT a canonical RWQ/1 script)
 -- Sent in the same pipeline as BLMOVE <P>:queue <P>:processing RIGHT LEFT, so a woken consumer

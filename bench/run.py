@@ -25,7 +25,7 @@ from rich.console import Console
 from bench.core import Bench, Config
 from bench.peers import PEERS, peer_class
 from bench.peers.base import Peer
-from bench.proto import CLAIM_HEAD, complete_lazy_script
+from bench.proto import CLAIM_HEAD
 from bench.report import document, print_tables, validate
 from bench.scenarios import Scenarios, run_all
 from bench.targets import evaluate
@@ -126,8 +126,7 @@ def main(argv: list[str] | None = None) -> int:
     stamp = dt.datetime.now().strftime("%Y%m%d-%H%M%S")
     path = args.out / f"bench-{'quick-' if config.quick else ''}{stamp}.json"
     path.write_text(json.dumps(doc, indent=2) + "\n")
-    for script in (complete_lazy_script(), CLAIM_HEAD):
-        (args.out / f"{script.name}.lua").write_bytes(script.source)
+    (args.out / f"{CLAIM_HEAD.name}.lua").write_bytes(CLAIM_HEAD.source)
     out = Console()
     if not out.is_terminal:
         out = Console(width=200)

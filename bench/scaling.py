@@ -16,7 +16,6 @@ from typing import Any
 import redis
 
 from bench.core import LEASE_MS, Bench, Config, Measurement, PeerResult, make_ids, payload, percentile
-from bench.proto import complete_lazy_script
 from rwq import Lease, WorkQueue
 
 Log = Callable[[str], None]
@@ -63,21 +62,19 @@ class _RwqQueue:
         self.wq.complete(held)
 
 
-class _LazyQueue(_RwqQueue):
-    """The shipped client, but complete runs the complete_lazy prototype (no LREM)."""
+class _FlatQueue(_RwqQueue):
+    """The shipped client with profile flat: leases kept in ``<P>:in_flight`` (SPEC §18)."""
 
     def __init__(self, r: redis.Redis, name: str) -> None:
-        super().__init__(r, name)
-        self.r, self.sha = r, r.script_load(complete_lazy_script().source)
-
-    def complete(self, held: Any) -> None:
-        keys = self.wq.keys
-        self.r.evalsha(self.sha, 2, keys.queue, keys.processing, b"any", held.id.encode())
+        self.wq = WorkQueue(r, name, flat_in_flight=True)
 
 
 Queue = _RawQueue | _RwqQueue
 MAKERS: dict[str, Callable[[redis.Redis, str], Queue]] = {"raw": _RawQueue, "rwq": _RwqQueue}
-IN_FLIGHT_MAKERS: dict[str, Callable[[redis.Redis, str], Queue]] = {**MAKERS, "rwq-proto": _LazyQueue}
+IN_FLIGHT_MAKERS: dict[str, Callable[[redis.Redis, str], Queue]] = {
+    **MAKERS,
+    "rwq-flat": _FlatQueue,
+}
 
 
 def _interleaved(
@@ -131,11 +128,11 @@ def pending(bench: Bench, config: Config, log: Log) -> Measurement:
     return m
 
 
-def in_flight(bench: Bench, config: Config, log: Log, order: str) -> Measurement:
+def in_flight(bench: Bench, config: Config, log: Log, order: str, large: int) -> Measurement:
     """complete rate with many leased items, relative to few; ``order`` picks which one completes."""
-    small, large = config.inflight_small, config.inflight_large
+    small = config.inflight_small
     m = Measurement(
-        f"scale_inflight_{order}",
+        f"scale_inflight_{order}_{large}",
         f"complete rate, {large:,} vs {small:,} in flight ({order} first)",
         "rate ratio",
         "higher",
@@ -145,7 +142,7 @@ def in_flight(bench: Bench, config: Config, log: Log, order: str) -> Measurement
     m.notes.append(
         f"each timed complete is of the {'oldest' if order == 'oldest' else 'a uniformly random'} "
         "in-flight item; an untimed lease replaces it, so the in-flight count stays put; "
-        "rwq-proto completes with the complete_lazy prototype (no LREM; light_clean drops the ghost)"
+        "rwq-flat is the shipped client with profile flat (leases in <P>:in_flight, SPEC §18)"
     )
     bench.flush()
     r = bench.client()
@@ -207,19 +204,26 @@ def light_clean(bench: Bench, config: Config, log: Log) -> Measurement:
         "script); the figure is the longest single EVALSHA/EVAL, wall time on the server, so a "
         "preemption of redis-server on a busy machine counts; variants: default chunk 100, "
         "the largest chunk 1000, and all leases still live (nothing to requeue, the cursor walks "
-        "the whole list); each variant runs --repeats times and its least disturbed run (lowest "
-        "max) counts, with *_max_ms_all_runs the worst"
+        "the whole list); flat_*: the same with profile flat leases (in <P>:in_flight, SPEC §18), "
+        "where a pass examines only the expired ones; each variant runs --repeats times and its "
+        "least disturbed run (lowest max) counts, with *_max_ms_all_runs the worst"
     )
     m.skipped["rwq015"] = (
         "its light_clean is a client-side loop doing one LREM count 0 over the whole processing "
         "list per abandoned item (O(n^2) work, minutes at this size)"
     )
     r = bench.client()
-    wq = WorkQueue(r, "lc")
+    queues = {False: WorkQueue(r, "lc"), True: WorkQueue(r, "lc", flat_in_flight=True)}
     detail: dict[str, float] = {}
-    variants = (("chunk100", 100, 1), ("chunk1000", 1000, 1), ("live_chunk100", 100, LEASE_MS))
-    for label, chunk, lease_ms in variants:
-        runs = [_clean_once(bench, wq, n, chunk, lease_ms) for _ in range(config.repeats)]
+    variants = (
+        ("chunk100", 100, 1, False),
+        ("chunk1000", 1000, 1, False),
+        ("live_chunk100", 100, LEASE_MS, False),
+        ("flat_chunk100", 100, 1, True),
+        ("flat_live_chunk100", 100, LEASE_MS, True),
+    )
+    for label, chunk, lease_ms, flat in variants:
+        runs = [_clean_once(bench, queues[flat], n, chunk, lease_ms) for _ in range(config.repeats)]
         best = min(runs, key=lambda run: run["max_ms"])  # the least disturbed run, as elsewhere
         detail.update({f"{label}_{key}": value for key, value in best.items()})
         detail[f"{label}_max_ms_all_runs"] = max(run["max_ms"] for run in runs)
@@ -232,7 +236,9 @@ def light_clean(bench: Bench, config: Config, log: Log) -> Measurement:
     )
     log(
         "light_clean max ms: "
-        + ", ".join(f"{label}={detail[f'{label}_max_ms']:.2f}" for label, _c, _l in variants)
+        + ", ".join(f"{label}={detail[f'{label}_max_ms']:.2f}" for label, *_ in variants)
+        + "; us per item: "
+        + ", ".join(f"{label}={detail[f'{label}_us_per_item']:.2f}" for label, *_ in variants)
     )
     r.close()
     bench.flush()
@@ -281,11 +287,9 @@ def _command(entry: dict[str, Any]) -> str:
     return text.upper()
 
 
-def scaling(bench: Bench, config: Config, log: Log) -> list[Measurement]:
-    """Every flat-cost measurement."""
+def in_flight_all(bench: Bench, config: Config, log: Log) -> list[Measurement]:
+    """The complete rate at each large in-flight count in random order, and at the first in lease order."""
     return [
-        pending(bench, config, log),
-        in_flight(bench, config, log, "random"),
-        in_flight(bench, config, log, "oldest"),
-        light_clean(bench, config, log),
+        *(in_flight(bench, config, log, "random", large) for large in config.inflight_large),
+        in_flight(bench, config, log, "oldest", config.inflight_large[0]),
     ]

@@ -12,6 +12,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from bench import scaling
 from bench.core import Bench, Config, Measurement, PeerResult, make_ids, payload, percentile
 from bench.peers.base import (
     Peer,
@@ -22,7 +23,6 @@ from bench.peers.base import (
     now,
     run_drain,
 )
-from bench.scaling import scaling
 
 PROCESS_TIMEOUT_S = 300
 Log = Callable[[str], None]
@@ -478,7 +478,9 @@ def run_all(scenarios: Scenarios, only: Sequence[str] = ()) -> list[Measurement]
         ("drain_processes", scenarios.drain_processes),
         ("memory", scenarios.memory),
         ("wake", scenarios.wake),
-        ("scale", lambda: scaling(scenarios.bench, scenarios.config, scenarios.log)),
+        ("scale_pending", lambda: scaling.pending(scenarios.bench, scenarios.config, scenarios.log)),
+        ("scale_inflight", lambda: scaling.in_flight_all(scenarios.bench, scenarios.config, scenarios.log)),
+        ("light_clean", lambda: scaling.light_clean(scenarios.bench, scenarios.config, scenarios.log)),
     ]
     out: list[Measurement] = []
     try:

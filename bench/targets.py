@@ -48,11 +48,21 @@ TARGETS = (
     Target("scale_pending", "rate at 1,000,000 pending >= 0.8x at 1,000", "scale_pending", ">=", 0.8, None),
     Target(
         "scale_inflight",
-        "complete rate at 10,000 in flight >= 0.8x at 10",
-        "scale_inflight_random",
+        "complete rate at 50,000 in flight (random order) >= 0.8x at 1,000, profile flat",
+        "scale_inflight_random_50000",
         ">=",
         0.8,
         None,
+        peer="rwq-flat",
+    ),
+    Target(
+        "scale_inflight_100k",
+        "complete rate at 100,000 in flight (random order) >= 0.8x at 1,000, profile flat",
+        "scale_inflight_random_100000",
+        ">=",
+        0.8,
+        None,
+        peer="rwq-flat",
     ),
     Target("light_clean", "no light_clean script call over 10 ms", "light_clean_max", "<=", 10.0, None),
 )

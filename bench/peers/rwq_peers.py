@@ -243,8 +243,7 @@ class RwqLean(Rwq):
 
 
 class RwqProto(Rwq):
-    """Prototypes not shipped: a blocking lease in one round trip once woken (claim_head), and,
-    in the scaling measurement, complete without LREM (complete_lazy)."""
+    """A prototype not shipped: a blocking lease in one round trip once woken (claim_head)."""
 
     name = "rwq-proto"
     label = "rwq prototypes"
