@@ -34,7 +34,7 @@ class Blocking:
     def lease_script(self) -> Plan[list[Any]]:
         """One call of the lease script; its reply ``[again, now, due_in, entries...]``."""
         reply: list[Any] = yield RunScript(
-            registry()["lease"], self.both, (self.lease_ms, self.token.encode(), 1, self.legacy)
+            registry()["lease"], self.both, (self.lease_ms, self.token.encode(), 1, self.legacy, b"0")
         )
         return reply
 
@@ -72,7 +72,7 @@ class Blocking:
     def after_move(self, moved: bytes) -> Plan[Lease | None]:
         """Claim the id BLMOVE moved; None when claim refuses."""
         claimed = yield RunScript(
-            registry()["claim"], self.both, (moved, self.lease_ms, self.token.encode(), self.legacy)
+            registry()["claim"], self.both, (moved, self.lease_ms, self.token.encode(), self.legacy, b"0")
         )
         if claimed[0] == 1:
             return Lease(v.decode_id(moved), claimed[1], self.token, claimed[2])

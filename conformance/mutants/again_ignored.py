@@ -14,7 +14,7 @@ from rwq.protocol.scripts import registry
 def _lease(keys: QueueKeys, lease_ms: int, count: int, legacy: bool) -> Plan[list[Lease]]:
     token = new_token()
     _again, _now, _due_in, *entries = yield RunScript(
-        registry()["lease"], (keys.queue, keys.processing), (lease_ms, token.encode(), count, int(legacy))
+        registry()["lease"], (keys.queue, keys.processing), (lease_ms, token.encode(), count, int(legacy), 0)
     )
     return [Lease(v.decode_id(raw_id), data, token, attempt) for raw_id, data, attempt in entries]
 

@@ -14,7 +14,7 @@ from rwq.protocol.scripts import registry
 
 def _blocking(keys: QueueKeys, lease_ms: int, timeout_ms: int, legacy: bool) -> Plan[Lease | None]:
     token, both, flag = new_token(), (keys.queue, keys.processing), b"1" if legacy else b"0"
-    again, now, due_in, *entries = yield RunScript(registry()["lease"], both, (lease_ms, token, 1, flag))
+    again, now, due_in, *entries = yield RunScript(registry()["lease"], both, (lease_ms, token, 1, flag, 0))
     deadline = now + timeout_ms if timeout_ms else None
     delayed_seen = due_in >= 0  # the bug: decided once, from the first call
     while True:
@@ -29,13 +29,15 @@ def _blocking(keys: QueueKeys, lease_ms: int, timeout_ms: int, legacy: bool) -> 
                 wait_ms = max(min(wait_ms, due_in), 1)
             moved = yield call(keys, "BLMOVE", keys.queue, keys.processing, "RIGHT", "LEFT", wait_ms / 1000)
             if moved is not None:
-                claimed = yield RunScript(registry()["claim"], both, (moved, lease_ms, token, flag))
+                claimed = yield RunScript(registry()["claim"], both, (moved, lease_ms, token, flag, 0))
                 if claimed[0] == 1:
                     return Lease(v.decode_id(moved), claimed[1], token, claimed[2])
             elif not delayed_seen:
                 now += wait_ms
                 continue
-        again, now, due_in, *entries = yield RunScript(registry()["lease"], both, (lease_ms, token, 1, flag))
+        again, now, due_in, *entries = yield RunScript(
+            registry()["lease"], both, (lease_ms, token, 1, flag, 0)
+        )
 
 
 class CachedDueInQueue(WorkQueue):

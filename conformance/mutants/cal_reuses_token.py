@@ -31,7 +31,7 @@ def _complete_and_lease(
     completed, (again, _now, _due_in, *entries) = yield RunScript(
         registry()["complete_and_lease"],
         (keys.queue, keys.processing),
-        (lease_ms, token.encode(), count, b"1" if legacy else b"0", mode, *args),
+        (lease_ms, token.encode(), count, b"1" if legacy else b"0", b"0", mode, *args),
     )
     outcomes = [Outcome(code) for code in completed]
     if entries or not again:

@@ -15,7 +15,7 @@ class SecondsClaim(Blocking):
     def after_move(self, moved: bytes) -> Plan[Lease | None]:
         lease_s = max(self.lease_ms // 1000, 1)
         claimed = yield RunScript(
-            registry()["claim"], self.both, (moved, lease_s, self.token.encode(), self.legacy)
+            registry()["claim"], self.both, (moved, lease_s, self.token.encode(), self.legacy, b"0")
         )
         if claimed[0] == 1:
             return Lease(v.decode_id(moved), claimed[1], self.token, claimed[2])

@@ -15,7 +15,7 @@ from rwq.protocol.scripts import registry
 class FreshClaimToken(Blocking):
     def after_move(self, moved: bytes) -> Plan[Lease | None]:
         claimed = yield RunScript(
-            registry()["claim"], self.both, (moved, self.lease_ms, new_token().encode(), self.legacy)
+            registry()["claim"], self.both, (moved, self.lease_ms, new_token().encode(), self.legacy, b"0")
         )
         if claimed[0] == 1:
             return Lease(v.decode_id(moved), claimed[1], self.token, claimed[2])

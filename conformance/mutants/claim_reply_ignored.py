@@ -14,7 +14,7 @@ from rwq.protocol.scripts import registry
 class AnyReplyClaims(Blocking):
     def after_move(self, moved: bytes) -> Plan[Lease | None]:
         claimed = yield RunScript(
-            registry()["claim"], self.both, (moved, self.lease_ms, self.token.encode(), self.legacy)
+            registry()["claim"], self.both, (moved, self.lease_ms, self.token.encode(), self.legacy, b"0")
         )
         data, attempt = (claimed[1], claimed[2]) if len(claimed) == 3 else (b"", 0)
         return Lease(v.decode_id(moved), data, self.token, attempt)

@@ -17,7 +17,7 @@ def _blocking(keys: QueueKeys, lease_ms: int, timeout_ms: int, legacy: bool) -> 
     deadline = time.monotonic() + timeout_ms / 1000 if timeout_ms else float("inf")
     while True:
         again, _now, _due, *entries = yield RunScript(
-            registry()["lease"], both, (lease_ms, token, 1, int(legacy))
+            registry()["lease"], both, (lease_ms, token, 1, int(legacy), 0)
         )
         if entries:
             raw_id, data, attempt = entries[0]
@@ -31,7 +31,7 @@ def _blocking(keys: QueueKeys, lease_ms: int, timeout_ms: int, legacy: bool) -> 
             keys, "BLMOVE", keys.queue, keys.processing, "RIGHT", "LEFT", round(min(remaining, 1.0), 3)
         )
         if moved is not None:
-            claimed = yield RunScript(registry()["claim"], both, (moved, lease_ms, token, int(legacy)))
+            claimed = yield RunScript(registry()["claim"], both, (moved, lease_ms, token, int(legacy), 0))
             if claimed[0] == 1:
                 return Lease(v.decode_id(moved), claimed[1], token, claimed[2])
 

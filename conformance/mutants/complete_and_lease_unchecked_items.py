@@ -38,7 +38,7 @@ def _complete_and_lease(
     completed, (_again, _now, _due, *entries) = yield RunScript(
         registry()["complete_and_lease"],
         (keys.queue, keys.processing),
-        (lease_ms, token.encode(), count, int(legacy), mode, *args),
+        (lease_ms, token.encode(), count, int(legacy), 0, mode, *args),
     )
     return [Outcome(code) for code in completed], _leases(entries, token)
 

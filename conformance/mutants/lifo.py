@@ -18,7 +18,7 @@ def _lease(keys: QueueKeys, lease_ms: int, legacy: bool) -> Plan[Lease | None]:
         if moved is None:
             return None
         claimed = yield RunScript(
-            registry()["claim"], (keys.queue, keys.processing), (moved, lease_ms, token, int(legacy))
+            registry()["claim"], (keys.queue, keys.processing), (moved, lease_ms, token, int(legacy), 0)
         )
         if claimed[0] == 1:
             return Lease(v.decode_id(moved), claimed[1], token, claimed[2])

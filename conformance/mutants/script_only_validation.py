@@ -14,7 +14,7 @@ def _lease(keys: QueueKeys, lease_ms: int, count: int, legacy: bool) -> Plan[lis
     token = new_token()
     while True:
         again, _now, _due, *entries = yield RunScript(
-            registry()["lease"], (keys.queue, keys.processing), (lease_ms, token, count, int(legacy))
+            registry()["lease"], (keys.queue, keys.processing), (lease_ms, token, count, int(legacy), 0)
         )
         if entries or not again:
             return _leases(entries, token)

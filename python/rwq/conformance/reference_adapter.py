@@ -214,13 +214,12 @@ class Adapter:
             else redis.Redis.from_url(self.redis_url, client_name=args["client_name"])
         )
         options = args.get("options", {})
-        ack = {name: options[name] for name in ("wait_replicas", "wait_timeout_ms") if name in options}
+        # Options beyond the legacy key are passed only when a case gives them, so that mutants
+        # with a narrower constructor keep working on the cases that do not use them.
+        extra = ("wait_replicas", "wait_timeout_ms", "flat_in_flight")
+        given = {name: options[name] for name in extra if name in options}
         queue = WorkQueue(
-            client,
-            args["queue"],
-            legacy_lease_key=options.get("legacy_lease_key", False),
-            flat_in_flight=options.get("flat_in_flight", False),
-            **ack,
+            client, args["queue"], legacy_lease_key=options.get("legacy_lease_key", False), **given
         )
         self.sessions[args["session"]] = (client, queue)
         return {}
