@@ -45,13 +45,23 @@ end
 local in_flight = prefix .. 'in_flight'
 local bad = mistyped('list', queue, processing) or mistyped('zset', in_flight) or mistyped('hash', prefix .. 'attempts')
   or (not owner and (mistyped('zset', prefix .. 'delayed') or mistyped('hash', prefix .. 'delayed:data')))
+-- TYPE also tells whether each item exists, so that one DEL removes its three keys below.
+local present = {}
 for i = 2, #ARGV, step do
   local id = ARGV[i]
-  bad = bad or mistyped('string', prefix .. 'item:' .. id, prefix .. 'lease:' .. id, prefix .. 'leased_by_session:' .. id)
+  if not bad then
+    local item_type = redis.call('TYPE', prefix .. 'item:' .. id).ok
+    if item_type ~= 'none' and item_type ~= 'string' then bad = prefix .. 'item:' .. id end
+    present[id] = item_type == 'string'
+  end
+  bad = bad or mistyped('string', prefix .. 'lease:' .. id, prefix .. 'leased_by_session:' .. id)
 end
 if bad then return redis.error_reply('RWQ_WRONG_TYPE ' .. bad .. ' holds another Redis type than SPEC 3 gives it') end
 -- rwq:keys-checked (no error reply below this line: the composite's bodies run after both checks)
 
+-- A queue with no flat lease or no attempt count skips those per-item calls.
+local flat = redis.call('EXISTS', in_flight) == 1
+local counted = redis.call('EXISTS', prefix .. 'attempts') == 1
 local result = {}
 for i = 2, #ARGV, step do
   local id = ARGV[i]
@@ -59,12 +69,13 @@ for i = 2, #ARGV, step do
   if owner and redis.call('GET', lease_key) ~= ARGV[i + 1] then
     result[#result + 1] = -1
   else
-    local deleted = redis.call('DEL', prefix .. 'item:' .. id)
+    local deleted = present[id] and 1 or 0
+    present[id] = false -- the id again, later in this call, finds the item gone
+    redis.call('DEL', prefix .. 'item:' .. id, lease_key, prefix .. 'leased_by_session:' .. id)
     -- A flat lease's entry is in <P>:in_flight (profile flat), any other in processing.
-    local unlisted = redis.call('ZREM', in_flight, id) == 0 and redis.call('LREM', processing, -1, id) == 0
-    redis.call('DEL', lease_key, prefix .. 'leased_by_session:' .. id)
+    local unlisted = not (flat and redis.call('ZREM', in_flight, id) == 1) and redis.call('LREM', processing, -1, id) == 0
     if deleted == 1 and unlisted then redis.call('LREM', queue, 1, id) end
-    redis.call('HDEL', prefix .. 'attempts', id)
+    if counted then redis.call('HDEL', prefix .. 'attempts', id) end
     if deleted == 0 and not owner and redis.call('ZREM', prefix .. 'delayed', id) == 1 then
       redis.call('HDEL', prefix .. 'delayed:data', id)
       deleted = 1

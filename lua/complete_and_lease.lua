@@ -45,13 +45,23 @@ end
 local in_flight = prefix .. 'in_flight'
 local bad = mistyped('list', queue, processing) or mistyped('zset', in_flight) or mistyped('hash', prefix .. 'attempts')
   or (not owner and (mistyped('zset', prefix .. 'delayed') or mistyped('hash', prefix .. 'delayed:data')))
+-- TYPE also tells whether each item exists, so that one DEL removes its three keys below.
+local present = {}
 for i = 2, #ARGV, step do
   local id = ARGV[i]
-  bad = bad or mistyped('string', prefix .. 'item:' .. id, prefix .. 'lease:' .. id, prefix .. 'leased_by_session:' .. id)
+  if not bad then
+    local item_type = redis.call('TYPE', prefix .. 'item:' .. id).ok
+    if item_type ~= 'none' and item_type ~= 'string' then bad = prefix .. 'item:' .. id end
+    present[id] = item_type == 'string'
+  end
+  bad = bad or mistyped('string', prefix .. 'lease:' .. id, prefix .. 'leased_by_session:' .. id)
 end
 if bad then return redis.error_reply('RWQ_WRONG_TYPE ' .. bad .. ' holds another Redis type than SPEC 3 gives it') end
 return function()
 
+-- A queue with no flat lease or no attempt count skips those per-item calls.
+local flat = redis.call('EXISTS', in_flight) == 1
+local counted = redis.call('EXISTS', prefix .. 'attempts') == 1
 local result = {}
 for i = 2, #ARGV, step do
   local id = ARGV[i]
@@ -59,12 +69,13 @@ for i = 2, #ARGV, step do
   if owner and redis.call('GET', lease_key) ~= ARGV[i + 1] then
     result[#result + 1] = -1
   else
-    local deleted = redis.call('DEL', prefix .. 'item:' .. id)
+    local deleted = present[id] and 1 or 0
+    present[id] = false -- the id again, later in this call, finds the item gone
+    redis.call('DEL', prefix .. 'item:' .. id, lease_key, prefix .. 'leased_by_session:' .. id)
     -- A flat lease's entry is in <P>:in_flight (profile flat), any other in processing.
-    local unlisted = redis.call('ZREM', in_flight, id) == 0 and redis.call('LREM', processing, -1, id) == 0
-    redis.call('DEL', lease_key, prefix .. 'leased_by_session:' .. id)
+    local unlisted = not (flat and redis.call('ZREM', in_flight, id) == 1) and redis.call('LREM', processing, -1, id) == 0
     if deleted == 1 and unlisted then redis.call('LREM', queue, 1, id) end
-    redis.call('HDEL', prefix .. 'attempts', id)
+    if counted then redis.call('HDEL', prefix .. 'attempts', id) end
     if deleted == 0 and not owner and redis.call('ZREM', prefix .. 'delayed', id) == 1 then
       redis.call('HDEL', prefix .. 'delayed:data', id)
       deleted = 1
@@ -114,8 +125,15 @@ local function mistyped(want, ...)
     if t ~= 'none' and t ~= want then return key end
   end
 end
-local function item_mistyped(id)
-  return mistyped('string', prefix .. 'item:' .. id, prefix .. 'lease:' .. id, prefix .. 'leased_by_session:' .. id)
+local function key_type(key) return redis.call('TYPE', key).ok end
+-- The first of an id's three string keys that holds another type, given their types (or read).
+local function item_mistyped(id, item_type, lease_type, legacy_type)
+  local names = {'item:', 'lease:', 'leased_by_session:'}
+  local types = {item_type, lease_type, legacy_type}
+  for i = 1, 3 do
+    local t = types[i] or key_type(prefix .. names[i] .. id)
+    if t ~= 'none' and t ~= 'string' then return prefix .. names[i] .. id end
+  end
 end
 local bad = mistyped('list', queue, processing) or mistyped('zset', delayed, in_flight) or mistyped('hash', policy)
 -- One call answers the common case, a queue with neither profile key.
@@ -134,16 +152,26 @@ for _, id in ipairs(due_ids) do bad = bad or item_mistyped(id) end
 -- (promoted ids, pushed at the head, come after them and were checked above). An id that
 -- complete_and_lease completes first will be a ghost, never granted: the walk goes past it.
 local will_complete = completing
-local consumed, will_grant, will_skip, seen = {}, 0, 0, 0
+-- free[id]: the walk found neither lease key of id. Nothing before the loop below creates one
+-- (promotion and the composite's complete only delete them), so the loop trusts it.
+-- payload[id]: the item the walk read; the loop uses it once (an id completed first is left out:
+-- the composite deletes its item before the loop).
+local consumed, free, payload, will_grant, will_skip, seen = {}, {}, {}, 0, 0, 0
 while not bad and will_grant < count and will_skip < 1000 do
   local size = seen == 0 and count or 100
   local page = redis.call('LRANGE', queue, -(seen + size), -(seen + 1))
   for j = #page, 1, -1 do
     local id = page[j]
-    bad = item_mistyped(id)
+    -- TYPE both checks a key and tells whether it exists ('none'); for the item, GET does both
+    -- (it refuses another type) and reads the payload the loop will reply with.
+    local data = redis.pcall('GET', prefix .. 'item:' .. id)
+    local item_type = type(data) == 'table' and 'other' or (data and 'string' or 'none')
+    local lease_type, legacy_type = key_type(prefix .. 'lease:' .. id), key_type(prefix .. 'leased_by_session:' .. id)
+    bad = item_mistyped(id, item_type, lease_type, legacy_type)
     if bad then break end
-    if not consumed[id] and not will_complete[id] and redis.call('EXISTS', prefix .. 'item:' .. id) == 1
-        and redis.call('EXISTS', prefix .. 'lease:' .. id, prefix .. 'leased_by_session:' .. id) == 0 then
+    free[id] = lease_type == 'none' and legacy_type == 'none'
+    if data and not will_complete[id] then payload[id] = data end
+    if not consumed[id] and not will_complete[id] and item_type == 'string' and lease_type == 'none' and legacy_type == 'none' then
       consumed[id] = true
       local attempt = counting and stored_int(redis.call('HGET', prefix .. 'attempts', id)) + 1 or 0
       if max_attempts > 0 and attempt > max_attempts then will_skip = will_skip + 1 else will_grant = will_grant + 1 end
@@ -173,57 +201,59 @@ if promoting then
   if next_due then due_in = math.max(tonumber(next_due) - now, 0) end
 end
 
+-- Entries are popped a batch at a time; those that stay in flight are pushed once at the end, in
+-- pop order, which leaves processing as one LMOVE per entry would. `entered` marks the ids this
+-- call gave an entry, which the checks below count as entries already there.
 local result, skipped, flat = {0, now, due_in}, 0, ARGV[5] == '1'
-while #result - 3 < count do
-  local id
-  if flat then id = redis.call('RPOP', queue) else id = redis.call('LMOVE', queue, processing, 'RIGHT', 'LEFT') end
-  if not id then break end
-  local item_key = prefix .. 'item:' .. id
-  local data = redis.call('GET', item_key)
-  local lease_key, legacy_key = prefix .. 'lease:' .. id, prefix .. 'leased_by_session:' .. id
-  local granted = false
-  if data and redis.call('EXISTS', lease_key, legacy_key) == 0 then
-    local attempt = 0
-    if counting then
-      attempt = stored_int(redis.call('HGET', prefix .. 'attempts', id)) + 1
-      redis.call('HSET', prefix .. 'attempts', id, attempt)
+local to_processing, to_in_flight, entered = {}, {}, {}
+while #result - 3 < count and skipped < 1000 do
+  local popped = redis.call('RPOP', queue, math.min(count - (#result - 3), 1000 - skipped))
+  if not popped then break end
+  for _, id in ipairs(popped) do
+    local item_key = prefix .. 'item:' .. id
+    local data = payload[id] or redis.call('GET', item_key)
+    payload[id] = nil
+    local lease_key, legacy_key = prefix .. 'lease:' .. id, prefix .. 'leased_by_session:' .. id
+    local granted = false
+    local held = entered[id] or not free[id] and redis.call('EXISTS', lease_key, legacy_key) > 0
+    if data and not held then
+      local attempt = 0
+      if counting then
+        attempt = stored_int(redis.call('HGET', prefix .. 'attempts', id)) + 1
+        redis.call('HSET', prefix .. 'attempts', id, attempt)
+      end
+      if max_attempts > 0 and attempt > max_attempts then
+        -- Leased too often without a recorded failure (crashes, foreign cleaners): dead-letter it.
+        redis.call('DEL', item_key)
+        redis.call('HDEL', prefix .. 'attempts', id)
+        redis.call('ZADD', prefix .. 'dead', now, id)
+        redis.call('HSET', prefix .. 'dead:data', id, data)
+        redis.call('HSET', prefix .. 'dead:info', id, cjson.encode({reason = 'max attempts exceeded', attempts = attempt - 1}))
+      else
+        redis.call('SET', lease_key, token, 'PX', lease_ms)
+        if ARGV[4] == '1' then redis.call('SET', legacy_key, token, 'PX', lease_ms) end
+        if flat then to_in_flight[#to_in_flight + 1] = id else to_processing[#to_processing + 1] = id end
+        entered[id] = true
+        result[#result + 1] = {id, data, attempt}
+        granted = true
+      end
+    elseif data and not entered[id] and not redis.call('ZSCORE', in_flight, id) and not redis.call('LPOS', processing, id) then
+      -- Held, and its holder has no entry (in processing, or in <P>:in_flight for a flat
+      -- lease): a cleaner requeued it inside a foreign client's non-atomic lease, whose holder
+      -- still needs it in processing to complete. Any other entry (a ghost's, a duplicate of a
+      -- held item's) is dropped.
+      to_processing[#to_processing + 1] = id
+      entered[id] = true
     end
-    if max_attempts > 0 and attempt > max_attempts then
-      -- Leased too often without a recorded failure (crashes, foreign cleaners): dead-letter it.
-      if not flat then redis.call('LREM', processing, 1, id) end
-      redis.call('DEL', item_key)
-      redis.call('HDEL', prefix .. 'attempts', id)
-      redis.call('ZADD', prefix .. 'dead', now, id)
-      redis.call('HSET', prefix .. 'dead:data', id, data)
-      redis.call('HSET', prefix .. 'dead:info', id, cjson.encode({reason = 'max attempts exceeded', attempts = attempt - 1}))
-    else
-      redis.call('SET', lease_key, token, 'PX', lease_ms)
-      if ARGV[4] == '1' then redis.call('SET', legacy_key, token, 'PX', lease_ms) end
-      if flat then redis.call('ZADD', in_flight, now + lease_ms, id) end
-      result[#result + 1] = {id, data, attempt}
-      granted = true
-    end
-  elseif flat then
-    -- Popped: a ghost's entry is gone. A held item keeps one entry: ours goes to processing
-    -- when its holder has none (a cleaner may have requeued it inside a foreign client's
-    -- non-atomic lease, whose holder still needs it in processing to complete).
-    if data and not redis.call('ZSCORE', in_flight, id) and not redis.call('LPOS', processing, id) then
-      redis.call('LPUSH', processing, id)
-    end
-  elseif not data or redis.call('ZSCORE', in_flight, id) or #redis.call('LPOS', processing, id, 'COUNT', 2) == 2 then
-    -- A ghost, or a duplicate entry of an item someone holds (its entry in processing, or in
-    -- <P>:in_flight for a flat lease): drop the entry just moved. The only entry of a held item
-    -- stays: a cleaner may have requeued it inside a foreign client's non-atomic lease, whose
-    -- holder still needs it in processing to complete.
-    redis.call('LREM', processing, 1, id)
+    if not granted then skipped = skipped + 1 end
   end
-  if not granted then
-    skipped = skipped + 1
-    if skipped >= 1000 then
-      result[1] = 1
-      break
-    end
-  end
+end
+if skipped >= 1000 then result[1] = 1 end
+if #to_processing > 0 then redis.call('LPUSH', processing, unpack(to_processing)) end
+if #to_in_flight > 0 then
+  local scored = {}
+  for i, id in ipairs(to_in_flight) do scored[2 * i - 1], scored[2 * i] = now + lease_ms, id end
+  redis.call('ZADD', in_flight, unpack(scored))
 end
 return result
 end
