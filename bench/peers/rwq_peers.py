@@ -66,7 +66,7 @@ def _drain_lean(wq: WorkQueue, r: redis.Redis, batch: int = 1, limit: int | None
     complete_sha = scripts["complete"].sha1
     queue, processing = wq.keys.queue, wq.keys.processing
     size = batch if limit is None else min(batch, limit)
-    reply: Any = r.evalsha(lease_sha, 2, queue, processing, LEASE_MS, secrets.token_hex(16), size, b"0")
+    reply: Any = r.evalsha(lease_sha, 2, queue, processing, LEASE_MS, secrets.token_hex(16), size, b"0", b"0")
     entries, done = reply[3:], 0
     while entries:
         done += len(entries)
@@ -76,7 +76,7 @@ def _drain_lean(wq: WorkQueue, r: redis.Redis, batch: int = 1, limit: int | None
             r.evalsha(complete_sha, 2, queue, processing, b"any", *ids)
             break
         token = secrets.token_hex(16)
-        reply = r.evalsha(next_sha, 2, queue, processing, LEASE_MS, token, size, b"0", b"any", *ids)
+        reply = r.evalsha(next_sha, 2, queue, processing, LEASE_MS, token, size, b"0", b"0", b"any", *ids)
         _completed, leased = reply
         entries = leased[3:]
     return done
