@@ -26,6 +26,7 @@ from hypothesis import strategies as st
 
 from rwq import AsyncWorker, AsyncWorkQueue, Lease, RetryPolicy, RwqError, Worker, WorkQueue
 from rwq.conformance.redis_server import RedisServer
+from rwq.sharded import AsyncShardedWorkQueue, ShardedWorkQueue
 
 MAX_MS = 31_536_000_000
 EXAMPLES = int(os.environ.get("RWQ_BAD_ARGUMENTS_EXAMPLES", "200"))
@@ -409,6 +410,44 @@ def test_sync_queue(counted: redis.Redis) -> None:
     )
     probe(ctor, lambda m, args: WorkQueue(*_split(m, args)[0], **args).counts(), figures)
     check(figures, "WorkQueue")
+
+
+def test_sharded_queues(counted: redis.Redis, acounted: aioredis.Redis) -> None:
+    """ShardedWorkQueue and its asyncio twin: the methods they share with WorkQueue, and shards."""
+    queue = ShardedWorkQueue(counted, "bad:args", shards=3)
+    figures = Figures()
+    for method in QUEUE_METHODS:
+        if hasattr(ShardedWorkQueue, method.name):
+            probe(method, lambda m, args: getattr(queue, m.name)(*_split(m, args)[0], **args), figures)
+    ctor = Method(
+        "ShardedWorkQueue",
+        {"redis": counted, "prefix": "p", "shards": 2},
+        {
+            "redis": wrong(),
+            "prefix": st.one_of(bad_prefix, st.just("{p}")),
+            "shards": st.one_of(wrong(), st.sampled_from([0, -1, 1025])),
+        },
+        ("redis", "prefix"),
+    )
+    probe(ctor, lambda m, args: ShardedWorkQueue(*_split(m, args)[0], **args).counts(), figures)
+    check(figures, "ShardedWorkQueue")
+    loop = asyncio.new_event_loop()
+    try:
+        aqueue = AsyncShardedWorkQueue(acounted, "bad:args", shards=3)
+        afigures = Figures()
+        for method in QUEUE_METHODS:
+            if hasattr(AsyncShardedWorkQueue, method.name):
+                probe(
+                    method,
+                    lambda m, args: loop.run_until_complete(
+                        getattr(aqueue, m.name)(*_split(m, args)[0], **args)
+                    ),
+                    afigures,
+                )
+        check(afigures, "AsyncShardedWorkQueue")
+    finally:
+        loop.run_until_complete(acounted.aclose())
+        loop.close()
 
 
 def test_async_queue(acounted: aioredis.Redis) -> None:

@@ -17,6 +17,7 @@ from typing import Any, Literal
 from .aio import AsyncWorkQueue
 from .errors import LeaseLost, RedisFailure
 from .protocol.operations import FailOutcome, Lease, Outcome, RetryPolicy
+from .sharded import AsyncShardedWorkQueue
 from .worker import (
     DEFAULT_RETRY,
     LEASE_MS,
@@ -66,7 +67,7 @@ class AsyncWorker(_WorkerBase):
 
     def __init__(
         self,
-        queue: AsyncWorkQueue,
+        queue: AsyncWorkQueue | AsyncShardedWorkQueue,
         handler: Callable[[AsyncJob], Awaitable[object]],
         *,
         concurrency: int = 1,
@@ -84,7 +85,7 @@ class AsyncWorker(_WorkerBase):
     ) -> None:
         super().__init__(
             queue=queue,
-            queue_type=AsyncWorkQueue,
+            queue_types=(AsyncWorkQueue, AsyncShardedWorkQueue),
             handler=handler,
             on_error=on_error,
             concurrency=concurrency,

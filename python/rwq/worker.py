@@ -39,6 +39,7 @@ from .client import WorkQueue
 from .errors import InvalidArgument, InvalidType, LeaseLost, RedisFailure
 from .protocol import validation
 from .protocol.operations import FailOutcome, Lease, Outcome, RetryPolicy
+from .sharded import ShardedWorkQueue
 
 __all__ = ["DEFAULT_RETRY", "Job", "Worker", "WorkerEvent", "WorkerHealth", "WorkerStats"]
 
@@ -174,7 +175,7 @@ class _WorkerBase(abc.ABC):
         self,
         *,
         queue: object,
-        queue_type: type,
+        queue_types: tuple[type, ...],
         handler: object,
         on_error: object,
         concurrency: int,
@@ -189,8 +190,9 @@ class _WorkerBase(abc.ABC):
         liveness_file: str | os.PathLike[str] | None,
         logger: logging.Logger | None,
     ) -> None:
-        if not isinstance(queue, queue_type):
-            raise InvalidType(f"queue must be a {queue_type.__name__}, not {type(queue).__name__}")
+        if not isinstance(queue, queue_types):
+            names = " or ".join(kind.__name__ for kind in queue_types)
+            raise InvalidType(f"queue must be a {names}, not {type(queue).__name__}")
         if not callable(handler):
             raise InvalidType(f"handler must be callable, not {type(handler).__name__}")
         if on_error is not None and not callable(on_error):
@@ -395,7 +397,7 @@ class Worker(_WorkerBase):
 
     def __init__(
         self,
-        queue: WorkQueue,
+        queue: WorkQueue | ShardedWorkQueue,
         handler: Callable[[Job], object],
         *,
         concurrency: int = 1,
@@ -413,7 +415,7 @@ class Worker(_WorkerBase):
     ) -> None:
         super().__init__(
             queue=queue,
-            queue_type=WorkQueue,
+            queue_types=(WorkQueue, ShardedWorkQueue),
             handler=handler,
             on_error=on_error,
             concurrency=concurrency,

@@ -1,0 +1,348 @@
+"""One logical queue over N RWQ/1 queues (docs/design/sharded.md): routing, rotation and merging.
+
+Shard ``i`` of queue ``P`` is the ordinary RWQ/1 queue whose prefix is ``{P#i}``, in the hash slot
+of ``P#i``, so a Redis Cluster spreads the shards over its masters while every script call still
+touches one slot. Ids are routed by CRC-32 (ISO-HDLC, ``zlib.crc32``) modulo N, so an id always
+lands on the same shard and ``add`` stays idempotent. This module is pure: each sharded
+operation is a plan that yields :class:`OnShard` steps (one shard's queue method and its
+arguments) and gets their results back, so that the sync and asyncio shells of
+:mod:`rwq.sharded` share every rule. Every argument is checked before the first step, so bad
+input reaches no shard.
+"""
+
+from __future__ import annotations
+
+import random
+import zlib
+from collections.abc import Callable, Generator, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, TypeAlias, TypeVar
+
+from ..errors import InvalidArgument, InvalidType
+from . import validation as v
+from .operations import (
+    MAX_BLOCK_STEP_MS,
+    CleanReport,
+    Counts,
+    DeadItem,
+    Lease,
+    Outcome,
+    RetryPolicy,
+    lease_arg,
+)
+
+T = TypeVar("T")
+R = TypeVar("R")
+
+MAX_SHARDS = 1024
+MIN_BLOCK_STEP_MS = 100
+
+
+@dataclass(frozen=True, slots=True)
+class ShardLayout:
+    """The shards of queue ``prefix``: their prefixes and the routing of ids."""
+
+    prefix: str
+    count: int
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.prefix, str):
+            raise InvalidType(f"prefix must be a str, not {type(self.prefix).__name__}")
+        v.prefix(self.prefix, cluster=False)  # the rules of every queue prefix
+        if "{" in self.prefix or "}" in self.prefix:
+            raise InvalidArgument(
+                "a sharded queue's prefix must hold no '{' or '}': each shard has a hash tag"
+            )
+        v.integer(self.count, "shards", 1, MAX_SHARDS)
+        for shard in self.prefixes:
+            v.prefix(shard, cluster=True)  # and each shard's, hash tag included
+
+    @property
+    def prefixes(self) -> tuple[str, ...]:
+        """Each shard's queue prefix, ``{P#i}``."""
+        return tuple(f"{{{self.prefix}#{i}}}" for i in range(self.count))
+
+    def shard_of(self, item_id: str) -> int:
+        """The shard that holds ``item_id``: CRC-32 of its bytes, modulo the shard count."""
+        return zlib.crc32(v.encode_id(item_id)) % self.count
+
+
+def rotation(start: int, count: int) -> list[int]:
+    """The shards in the order a lease visits them, from ``start``."""
+    return [(start + step) % count for step in range(count)]
+
+
+def group(layout: ShardLayout, items: Iterable[T], item_id: Callable[[T], str]) -> dict[int, list[int]]:
+    """The positions of ``items`` by shard, each shard's in input order."""
+    groups: dict[int, list[int]] = {}
+    for position, item in enumerate(items):
+        groups.setdefault(layout.shard_of(item_id(item)), []).append(position)
+    return groups
+
+
+def scatter(groups: Mapping[int, list[int]], results: Mapping[int, Sequence[R]], size: int) -> list[R]:
+    """Per-shard results back in the input order ``groups`` recorded."""
+    merged: list[R | None] = [None] * size
+    for shard, positions in groups.items():
+        for position, result in zip(positions, results[shard], strict=True):
+            merged[position] = result
+    return merged  # type: ignore[return-value]  # every position was filled
+
+
+def total(counts: Iterable[Counts]) -> Counts:
+    """The counts of a sharded queue: the sum of its shards'."""
+    queued = processing = delayed = dead = 0
+    for one in counts:
+        queued, processing = queued + one.queued, processing + one.processing
+        delayed, dead = delayed + one.delayed, dead + one.dead
+    return Counts(queued, processing, delayed, dead)
+
+
+def merged_report(reports: Iterable[CleanReport]) -> CleanReport:
+    """One clean of every shard, as one report."""
+    requeued: list[str] = []
+    buried: list[str] = []
+    dropped = promoted = 0
+    for report in reports:
+        requeued += report.requeued
+        buried += report.dead
+        dropped, promoted = dropped + report.dropped, promoted + report.promoted
+    return CleanReport(tuple(requeued), dropped, tuple(buried), promoted)
+
+
+def newest_dead(per_shard: Iterable[Sequence[DeadItem]], offset: int, count: int) -> list[DeadItem]:
+    """Dead items of every shard, newest first, from ``offset`` (each shard listed its first
+    ``offset + count``)."""
+    every = sorted((item for items in per_shard for item in items), key=lambda item: -item.dead_at_ms)
+    return every[offset : offset + count]
+
+
+@dataclass(frozen=True, slots=True)
+class OnShard:
+    """Call ``method`` of shard ``shard``'s queue with these arguments; its result is sent back."""
+
+    shard: int
+    method: str
+    args: tuple[Any, ...] = ()
+    kwargs: Mapping[str, Any] = field(default_factory=dict)
+
+
+ShardPlan: TypeAlias = Generator[OnShard, Any, T]
+
+
+class Rotation:
+    """The order in which one client visits the shards: one step further on every call, from a
+    random start, so that clients spread over the shards."""
+
+    def __init__(self, count: int) -> None:
+        self.count, self.next = count, random.randrange(count)
+
+    def turn(self) -> list[int]:
+        """The shards in this call's order."""
+        order = rotation(self.next, self.count)
+        self.next = (self.next + 1) % self.count
+        return order
+
+
+def _pairs(items: Iterable[tuple[str, bytes]]) -> list[tuple[str, bytes]]:
+    """add_many's items, each checked as ``add`` checks it."""
+    checked = []
+    for item in v.batch(items, "items"):
+        if not isinstance(item, (tuple, list)) or len(item) != 2:
+            raise InvalidType(f"each item must be an (id, payload) pair, not {type(item).__name__}")
+        v.encode_new_id(item[0])
+        v.payload(item[1])
+        checked.append((item[0], item[1]))
+    return checked
+
+
+def _item_id(item: object, require_lease: bool) -> str:
+    """The id of a complete's item (a Lease, or an id unless ``require_lease``), checked."""
+    if isinstance(item, Lease):
+        v.encode_id(item.id)
+        return item.id
+    if require_lease:
+        raise InvalidArgument("require_lease needs Lease objects (their tokens prove ownership)")
+    v.encode_id(item)
+    return item  # type: ignore[return-value]  # encode_id accepted it: a str
+
+
+def _each(
+    groups: Mapping[int, list[int]], items: Sequence[Any], method: str, **kwargs: Any
+) -> ShardPlan[dict[int, Any]]:
+    """``method`` on every shard of ``groups``, with that shard's items in order."""
+    results = {}
+    for shard, positions in groups.items():
+        results[shard] = yield OnShard(shard, method, ([items[i] for i in positions],), kwargs)
+    return results
+
+
+def add(layout: ShardLayout, item_id: str, data: bytes, delay_ms: int) -> ShardPlan[bool]:
+    """add: on the id's shard."""
+    return bool((yield OnShard(layout.shard_of(item_id), "add", (item_id, data), {"delay_ms": delay_ms})))
+
+
+def add_many(layout: ShardLayout, items: Iterable[tuple[str, bytes]], delay_ms: int) -> ShardPlan[list[bool]]:
+    """add_many: one batch per shard; one added-flag per item, in order."""
+    v.duration_ms(delay_ms, "delay_ms", minimum=0)
+    pairs = _pairs(items)
+    groups = group(layout, pairs, lambda pair: pair[0])
+    results = yield from _each(groups, pairs, "add_many", delay_ms=delay_ms)
+    return scatter(groups, results, len(pairs))
+
+
+def lease(
+    layout: ShardLayout, turns: Rotation, lease_ms: int, block: bool, timeout_ms: int
+) -> ShardPlan[Lease | None]:
+    """lease: the shards in rotation; a blocking lease then waits on the first of them for one
+    step, ``max(1000 // N, 100)`` ms (at most the time left), and starts again."""
+    v.duration_ms(lease_ms, "lease_ms")
+    v.duration_ms(timeout_ms, "timeout_ms", minimum=0)
+    if not v.flag(block, "block") and timeout_ms:
+        raise InvalidArgument("timeout_ms needs block=True (RWQ-LEASE-014)")
+    step = max(MAX_BLOCK_STEP_MS // layout.count, MIN_BLOCK_STEP_MS)
+    waited = 0
+    while True:
+        order = turns.turn()
+        for shard in order:
+            held = yield OnShard(shard, "lease", (lease_ms,))
+            if held is not None:
+                return held  # type: ignore[no-any-return]
+        if not block or (timeout_ms and waited >= timeout_ms):
+            return None
+        wait = min(step, timeout_ms - waited) if timeout_ms else step
+        held = yield OnShard(order[0], "lease", (lease_ms,), {"block": True, "timeout_ms": wait})
+        if held is not None:
+            return held  # type: ignore[no-any-return]
+        waited += wait
+
+
+def lease_many(layout: ShardLayout, turns: Rotation, count: int, lease_ms: int) -> ShardPlan[list[Lease]]:
+    """lease_many: up to ``count`` items, taking from the shards in rotation."""
+    v.batch_size(count, "count")
+    v.duration_ms(lease_ms, "lease_ms")
+    leased: list[Lease] = []
+    for shard in turns.turn():
+        leased += yield OnShard(shard, "lease_many", (count - len(leased), lease_ms))
+        if len(leased) == count:
+            break
+    return leased
+
+
+def on_lease(layout: ShardLayout, method: str, held: Lease, *args: Any, **kwargs: Any) -> ShardPlan[Any]:
+    """``method`` of the shard that holds a leased item (renew, release, fail)."""
+    return (yield OnShard(layout.shard_of(lease_arg(held).id), method, (held, *args), kwargs))
+
+
+def renew_many(layout: ShardLayout, leases: Sequence[Lease], lease_ms: int) -> ShardPlan[list[bool]]:
+    """renew_many: one call per shard; False where the lease was lost."""
+    v.duration_ms(lease_ms, "lease_ms")
+    held = [lease_arg(one) for one in v.batch(leases, "leases")]
+    groups = group(layout, held, lambda one: one.id)
+    return scatter(groups, (yield from _each(groups, held, "renew_many", lease_ms=lease_ms)), len(held))
+
+
+def release_many(layout: ShardLayout, leases: Sequence[Lease], delay_ms: int) -> ShardPlan[list[Outcome]]:
+    """release_many: one call per shard."""
+    v.duration_ms(delay_ms, "delay_ms", minimum=0)
+    held = [lease_arg(one) for one in v.batch(leases, "leases")]
+    groups = group(layout, held, lambda one: one.id)
+    return scatter(groups, (yield from _each(groups, held, "release_many", delay_ms=delay_ms)), len(held))
+
+
+def complete(layout: ShardLayout, item: Lease | str, require_lease: bool) -> ShardPlan[bool]:
+    """complete: on the item's shard."""
+    shard = layout.shard_of(_item_id(item, v.flag(require_lease, "require_lease")))
+    return bool((yield OnShard(shard, "complete", (item,), {"require_lease": require_lease})))
+
+
+def complete_many(
+    layout: ShardLayout, items: Sequence[Lease | str], require_lease: bool
+) -> ShardPlan[list[Outcome]]:
+    """complete_many: one call per shard; one outcome per item, in order."""
+    items = v.batch(items, "items")
+    ids = [_item_id(item, v.flag(require_lease, "require_lease")) for item in items]
+    groups = group(layout, ids, lambda item_id: item_id)
+    results = yield from _each(groups, items, "complete_many", require_lease=require_lease)
+    return scatter(groups, results, len(items))
+
+
+def complete_and_lease(
+    layout: ShardLayout,
+    turns: Rotation,
+    items: Sequence[Lease | str],
+    *,
+    count: int,
+    lease_ms: int,
+    require_lease: bool,
+) -> ShardPlan[tuple[list[Outcome], list[Lease]]]:
+    """complete_and_lease(_many): in one call when every item is on the shard next in the
+    rotation, else completes and leases in two, so that the fast path starves no shard."""
+    items = v.batch(items, "items")
+    v.batch_size(len(items), "items to complete")
+    v.batch_size(count, "count")
+    v.duration_ms(lease_ms, "lease_ms")
+    shards = {layout.shard_of(_item_id(item, v.flag(require_lease, "require_lease"))) for item in items}
+    if shards == {turns.next}:
+        shard = turns.turn()[0]
+        method = "complete_and_lease_many"
+        result = yield OnShard(shard, method, (items, count, lease_ms), {"require_lease": require_lease})
+        return result  # type: ignore[no-any-return]
+    outcomes = yield from complete_many(layout, items, require_lease)
+    return outcomes, (yield from lease_many(layout, turns, count, lease_ms))
+
+
+def every_shard(layout: ShardLayout, method: str, **kwargs: Any) -> ShardPlan[list[Any]]:
+    """``method`` on every shard, in shard order."""
+    results = []
+    for shard in range(layout.count):
+        results.append((yield OnShard(shard, method, (), kwargs)))
+    return results
+
+
+def counts(layout: ShardLayout) -> ShardPlan[Counts]:
+    """counts: the sum of the shards' (each read at its own instant)."""
+    return total((yield from every_shard(layout, "counts")))
+
+
+def light_clean(layout: ShardLayout, chunk: int, pace_ms: int) -> ShardPlan[CleanReport]:
+    """light_clean of every shard (each paced on its own)."""
+    v.batch_size(chunk, "chunk")
+    v.duration_ms(pace_ms, "pace_ms", minimum=0)
+    return merged_report((yield from every_shard(layout, "light_clean", chunk=chunk, pace_ms=pace_ms)))
+
+
+def deep_clean(layout: ShardLayout, chunk: int) -> ShardPlan[CleanReport]:
+    """deep_clean of every shard."""
+    v.batch_size(chunk, "chunk")
+    return merged_report((yield from every_shard(layout, "deep_clean", chunk=chunk)))
+
+
+def set_retry_policy(layout: ShardLayout, policy: RetryPolicy | None, if_absent: bool) -> ShardPlan[bool]:
+    """The retry policy on every shard; True when every shard stored it."""
+    if policy is not None and not isinstance(policy, RetryPolicy):
+        raise InvalidType(f"policy must be a RetryPolicy or None, not {type(policy).__name__}")
+    v.flag(if_absent, "if_absent")
+    return all((yield from every_shard(layout, "set_retry_policy", policy=policy, if_absent=if_absent)))
+
+
+def dead_items(layout: ShardLayout, offset: int, count: int) -> ShardPlan[list[DeadItem]]:
+    """Dead items of every shard, newest first: each shard's newest ``offset + count`` hold the page."""
+    v.integer(offset, "offset", 0, 100_000_000)
+    v.batch_size(count, "count")
+    per_shard = []
+    for shard in range(layout.count):
+        items: list[DeadItem] = []
+        while len(items) < offset + count:
+            size = min(offset + count - len(items), v.MAX_BATCH)
+            page = yield OnShard(shard, "dead_items", (), {"offset": len(items), "count": size})
+            items += page
+            if len(page) < size:
+                break
+        per_shard.append(items)
+    return newest_dead(per_shard, offset, count)
+
+
+def dead_item(layout: ShardLayout, item_id: str) -> ShardPlan[DeadItem | None]:
+    """One dead item, from its shard."""
+    return (yield OnShard(layout.shard_of(item_id), "dead_item", (item_id,)))  # type: ignore[no-any-return]

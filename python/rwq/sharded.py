@@ -1,0 +1,254 @@
+"""One logical queue over N RWQ/1 queues, for a queue that must outgrow one Redis node: a preview
+of profile sharded (docs/design/sharded.md), not yet in SPEC.
+
+Shard ``i`` of queue ``P`` is an ordinary :class:`~rwq.WorkQueue` with prefix ``{P#i}``, in the
+hash slot of ``P#i``, so a Redis Cluster spreads the shards over its masters. Every client of the
+queue must use the same number of shards: an id always lands on shard ``CRC-32(id) % shards``,
+so ``add`` stays idempotent. Leases visit the shards in rotation, one step further each call, so
+that a non-empty shard is tried first at least once every ``shards`` calls; with every shard
+non-empty, one consumer takes from each in turn, and the k-th oldest item of a shard is leased
+within ``shards * k`` calls. A blocking lease waits on one shard at a time, in the same rotation,
+``max(1000 // shards, 100)`` ms each. The rules live in :mod:`rwq.protocol.sharding`; these
+shells run them on the shards' queues.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from typing import Any, TypeVar
+
+from redis import Redis
+from redis.asyncio import Redis as AsyncRedis
+from redis.asyncio.cluster import RedisCluster as AsyncRedisCluster
+from redis.cluster import RedisCluster
+
+from .aio import AsyncWorkQueue
+from .client import WorkQueue
+from .protocol import sharding as plans
+from .protocol.operations import CleanReport, Counts, DeadItem, FailResult, Lease, Outcome, RetryPolicy
+from .protocol.sharding import ShardLayout, ShardPlan
+
+T = TypeVar("T")
+
+
+class ShardedWorkQueue:
+    """Queue ``prefix`` over ``shards`` (1..1024) RWQ/1 queues ``{prefix#i}``; the other options
+    are :class:`~rwq.WorkQueue`'s, applied to every shard."""
+
+    def __init__(self, redis: Redis | RedisCluster, prefix: str, *, shards: int, **options: Any) -> None:
+        self.layout = ShardLayout(prefix, shards)
+        self.queues = tuple(WorkQueue(redis, shard, **options) for shard in self.layout.prefixes)
+        self._turns = plans.Rotation(shards)
+
+    @property
+    def prefix(self) -> str:
+        return self.layout.prefix
+
+    def add(self, item_id: str, data: bytes, *, delay_ms: int = 0) -> bool:
+        """Add an item to its shard, ready now or after ``delay_ms``; False if the id is known."""
+        return self._run(plans.add(self.layout, item_id, data, delay_ms))
+
+    def add_many(self, items: Iterable[tuple[str, bytes]], *, delay_ms: int = 0) -> list[bool]:
+        """Add many items, one batch per shard; one added-flag per item, in order."""
+        return self._run(plans.add_many(self.layout, items, delay_ms))
+
+    def lease(self, lease_ms: int, *, block: bool = False, timeout_ms: int = 0) -> Lease | None:
+        """Lease one ready item, from the shards in rotation; wait for one when ``block``."""
+        return self._run(plans.lease(self.layout, self._turns, lease_ms, block, timeout_ms))
+
+    def lease_many(self, count: int, lease_ms: int) -> list[Lease]:
+        """Lease up to ``count`` ready items, from the shards in rotation."""
+        return self._run(plans.lease_many(self.layout, self._turns, count, lease_ms))
+
+    def renew(self, lease: Lease, lease_ms: int) -> bool:
+        """Extend a held lease; False if it was lost."""
+        return bool(self._run(plans.on_lease(self.layout, "renew", lease, lease_ms)))
+
+    def renew_many(self, leases: Sequence[Lease], lease_ms: int) -> list[bool]:
+        """Extend many leases, one call per shard."""
+        return self._run(plans.renew_many(self.layout, leases, lease_ms))
+
+    def complete(self, item: Lease | str, *, require_lease: bool = False) -> bool:
+        """Complete an item on its shard: True for its first completer only."""
+        return self._run(plans.complete(self.layout, item, require_lease))
+
+    def complete_many(self, items: Sequence[Lease | str], *, require_lease: bool = False) -> list[Outcome]:
+        """Complete many items, one call per shard; one outcome per item, in order."""
+        return self._run(plans.complete_many(self.layout, items, require_lease))
+
+    def complete_and_lease(
+        self, item: Lease | str, lease_ms: int, *, require_lease: bool = False
+    ) -> tuple[Outcome, Lease | None]:
+        """Complete an item and lease the next, keeping the rotation (one call when the item's
+        shard is next in turn)."""
+        outcomes, leases = self.complete_and_lease_many([item], 1, lease_ms, require_lease=require_lease)
+        return outcomes[0], leases[0] if leases else None
+
+    def complete_and_lease_many(
+        self, items: Sequence[Lease | str], count: int, lease_ms: int, *, require_lease: bool = False
+    ) -> tuple[list[Outcome], list[Lease]]:
+        """Complete 1..1000 items and lease up to ``count``, keeping the rotation."""
+        return self._run(
+            plans.complete_and_lease(
+                self.layout, self._turns, items, count=count, lease_ms=lease_ms, require_lease=require_lease
+            )
+        )
+
+    def release(self, lease: Lease, *, delay_ms: int = 0) -> bool:
+        """Give a held item back to its shard, at once or after ``delay_ms``."""
+        return bool(self._run(plans.on_lease(self.layout, "release", lease, delay_ms=delay_ms)))
+
+    def release_many(self, leases: Sequence[Lease], *, delay_ms: int = 0) -> list[Outcome]:
+        """Give many held items back, one call per shard."""
+        return self._run(plans.release_many(self.layout, leases, delay_ms))
+
+    def fail(self, lease: Lease, reason: str = "") -> FailResult:
+        """Record a failed attempt on the item's shard (retry with backoff, or dead-letter)."""
+        result: FailResult = self._run(plans.on_lease(self.layout, "fail", lease, reason))
+        return result
+
+    def counts(self) -> Counts:
+        """The sum of the shards' counts."""
+        return self._run(plans.counts(self.layout))
+
+    def light_clean(self, *, chunk: int = 100, pace_ms: int = 0) -> CleanReport:
+        """Light-clean every shard (each paced on its own with ``pace_ms``)."""
+        return self._run(plans.light_clean(self.layout, chunk, pace_ms))
+
+    def deep_clean(self, *, chunk: int = 1000) -> CleanReport:
+        """Deep-clean every shard."""
+        return self._run(plans.deep_clean(self.layout, chunk))
+
+    def set_retry_policy(self, policy: RetryPolicy | None, *, if_absent: bool = False) -> bool:
+        """Store the retry policy on every shard; True when every shard stored it."""
+        return self._run(plans.set_retry_policy(self.layout, policy, if_absent))
+
+    def dead_items(self, *, offset: int = 0, count: int = 100) -> list[DeadItem]:
+        """Dead-lettered items of every shard, newest first."""
+        return self._run(plans.dead_items(self.layout, offset, count))
+
+    def dead_item(self, item_id: str) -> DeadItem | None:
+        """One dead-lettered item with its payload, or None."""
+        return self._run(plans.dead_item(self.layout, item_id))
+
+    def _run(self, plan: ShardPlan[T]) -> T:
+        try:
+            step = next(plan)  # a plan checks all of its arguments before its first step
+            while True:
+                step = plan.send(getattr(self.queues[step.shard], step.method)(*step.args, **step.kwargs))
+        except StopIteration as done:
+            return done.value  # type: ignore[no-any-return]
+
+
+class AsyncShardedWorkQueue:
+    """:class:`ShardedWorkQueue` for ``redis.asyncio`` clients."""
+
+    def __init__(
+        self, redis: AsyncRedis | AsyncRedisCluster, prefix: str, *, shards: int, **options: Any
+    ) -> None:
+        self.layout = ShardLayout(prefix, shards)
+        self.queues = tuple(AsyncWorkQueue(redis, shard, **options) for shard in self.layout.prefixes)
+        self._turns = plans.Rotation(shards)
+
+    @property
+    def prefix(self) -> str:
+        return self.layout.prefix
+
+    async def add(self, item_id: str, data: bytes, *, delay_ms: int = 0) -> bool:
+        """Add an item to its shard, ready now or after ``delay_ms``; False if the id is known."""
+        return await self._run(plans.add(self.layout, item_id, data, delay_ms))
+
+    async def add_many(self, items: Iterable[tuple[str, bytes]], *, delay_ms: int = 0) -> list[bool]:
+        """Add many items, one batch per shard; one added-flag per item, in order."""
+        return await self._run(plans.add_many(self.layout, items, delay_ms))
+
+    async def lease(self, lease_ms: int, *, block: bool = False, timeout_ms: int = 0) -> Lease | None:
+        """Lease one ready item, from the shards in rotation; wait for one when ``block``."""
+        return await self._run(plans.lease(self.layout, self._turns, lease_ms, block, timeout_ms))
+
+    async def lease_many(self, count: int, lease_ms: int) -> list[Lease]:
+        """Lease up to ``count`` ready items, from the shards in rotation."""
+        return await self._run(plans.lease_many(self.layout, self._turns, count, lease_ms))
+
+    async def renew(self, lease: Lease, lease_ms: int) -> bool:
+        """Extend a held lease; False if it was lost."""
+        return bool(await self._run(plans.on_lease(self.layout, "renew", lease, lease_ms)))
+
+    async def renew_many(self, leases: Sequence[Lease], lease_ms: int) -> list[bool]:
+        """Extend many leases, one call per shard."""
+        return await self._run(plans.renew_many(self.layout, leases, lease_ms))
+
+    async def complete(self, item: Lease | str, *, require_lease: bool = False) -> bool:
+        """Complete an item on its shard: True for its first completer only."""
+        return await self._run(plans.complete(self.layout, item, require_lease))
+
+    async def complete_many(
+        self, items: Sequence[Lease | str], *, require_lease: bool = False
+    ) -> list[Outcome]:
+        """Complete many items, one call per shard; one outcome per item, in order."""
+        return await self._run(plans.complete_many(self.layout, items, require_lease))
+
+    async def complete_and_lease(
+        self, item: Lease | str, lease_ms: int, *, require_lease: bool = False
+    ) -> tuple[Outcome, Lease | None]:
+        """Complete an item and lease the next, keeping the rotation."""
+        outcomes, leases = await self.complete_and_lease_many(
+            [item], 1, lease_ms, require_lease=require_lease
+        )
+        return outcomes[0], leases[0] if leases else None
+
+    async def complete_and_lease_many(
+        self, items: Sequence[Lease | str], count: int, lease_ms: int, *, require_lease: bool = False
+    ) -> tuple[list[Outcome], list[Lease]]:
+        """Complete 1..1000 items and lease up to ``count``, keeping the rotation."""
+        plan = plans.complete_and_lease(
+            self.layout, self._turns, items, count=count, lease_ms=lease_ms, require_lease=require_lease
+        )
+        return await self._run(plan)
+
+    async def release(self, lease: Lease, *, delay_ms: int = 0) -> bool:
+        """Give a held item back to its shard, at once or after ``delay_ms``."""
+        return bool(await self._run(plans.on_lease(self.layout, "release", lease, delay_ms=delay_ms)))
+
+    async def release_many(self, leases: Sequence[Lease], *, delay_ms: int = 0) -> list[Outcome]:
+        """Give many held items back, one call per shard."""
+        return await self._run(plans.release_many(self.layout, leases, delay_ms))
+
+    async def fail(self, lease: Lease, reason: str = "") -> FailResult:
+        """Record a failed attempt on the item's shard (retry with backoff, or dead-letter)."""
+        result: FailResult = await self._run(plans.on_lease(self.layout, "fail", lease, reason))
+        return result
+
+    async def counts(self) -> Counts:
+        """The sum of the shards' counts."""
+        return await self._run(plans.counts(self.layout))
+
+    async def light_clean(self, *, chunk: int = 100, pace_ms: int = 0) -> CleanReport:
+        """Light-clean every shard (each paced on its own with ``pace_ms``)."""
+        return await self._run(plans.light_clean(self.layout, chunk, pace_ms))
+
+    async def deep_clean(self, *, chunk: int = 1000) -> CleanReport:
+        """Deep-clean every shard."""
+        return await self._run(plans.deep_clean(self.layout, chunk))
+
+    async def set_retry_policy(self, policy: RetryPolicy | None, *, if_absent: bool = False) -> bool:
+        """Store the retry policy on every shard; True when every shard stored it."""
+        return await self._run(plans.set_retry_policy(self.layout, policy, if_absent))
+
+    async def dead_items(self, *, offset: int = 0, count: int = 100) -> list[DeadItem]:
+        """Dead-lettered items of every shard, newest first."""
+        return await self._run(plans.dead_items(self.layout, offset, count))
+
+    async def dead_item(self, item_id: str) -> DeadItem | None:
+        """One dead-lettered item with its payload, or None."""
+        return await self._run(plans.dead_item(self.layout, item_id))
+
+    async def _run(self, plan: ShardPlan[T]) -> T:
+        try:
+            step = next(plan)  # a plan checks all of its arguments before its first step
+            while True:
+                step = plan.send(
+                    await getattr(self.queues[step.shard], step.method)(*step.args, **step.kwargs)
+                )
+        except StopIteration as done:
+            return done.value  # type: ignore[no-any-return]
