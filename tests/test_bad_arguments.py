@@ -425,7 +425,14 @@ def test_sharded_queues(counted: redis.Redis, acounted: aioredis.Redis) -> None:
         {
             "redis": wrong(),
             "prefix": st.one_of(bad_prefix, st.just("{p}")),
-            "shards": st.one_of(wrong(), st.sampled_from([0, -1, 1025])),
+            "shards": st.one_of(
+                st.none(),
+                st.booleans(),
+                st.floats(),
+                st.text(),
+                st.integers(max_value=0),
+                st.integers(min_value=1025),
+            ),
         },
         ("redis", "prefix"),
     )

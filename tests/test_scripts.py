@@ -307,6 +307,14 @@ BAD_ARGV: dict[str, list[tuple[str, list[bytes | int | str]]]] = {
         ("purge-1001", ["purge", *(f"id{n}" for n in range(1001))]),
         ("trim-with-args", ["trim", "all"]),
     ],
+    "shards": [
+        ("no-argv", []),
+        ("zero", ["0"]),
+        ("over-1024", ["1025"]),
+        ("word", ["four"]),
+        ("leading-zero", ["04"]),
+        ("argv-extra", ["4", "4"]),
+    ],
 }
 # complete_and_lease: each bad lease argument with a valid completion after it (the script must
 # not complete "a" before rejecting the lease part), and each bad completion after valid lease ones.
@@ -317,6 +325,8 @@ BAD_ARGV["complete_and_lease"] = [
 
 
 def script_keys(name: str, q: WorkQueue) -> list[bytes]:
+    if name == "shards":
+        return [f"{{{q.prefix}#0}}:queue".encode()]
     if name in ("add", "renew", "set_policy", "dead"):
         return [q.keys.queue]
     if name == "deep_clean":
@@ -383,6 +393,7 @@ VALID_ARGV: dict[str, list[bytes | int | str]] = {
     "set_policy": POLICY,
     "fail": ["a", HELD, "", "0"],
     "dead": ["trim"],
+    "shards": ["4"],
 }
 
 

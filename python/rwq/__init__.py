@@ -10,6 +10,7 @@ from .errors import (
     NotReplicated,
     RedisFailure,
     RwqError,
+    ShardMismatch,
     UnsupportedServer,
     WrongType,
 )
@@ -50,6 +51,7 @@ __all__ = [
     "RetryPolicy",
     "RwqError",
     "RwqWarning",
+    "ShardMismatch",
     "UnsupportedServer",
     "WorkQueue",
     "Worker",

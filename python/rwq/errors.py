@@ -55,9 +55,24 @@ class WrongType(RwqError):
     code = "WRONG_TYPE"
 
 
+class ShardMismatch(RwqError):
+    """Profile sharded: the queue's shard 0 records another shard count than this client's, so the
+    two would route ids to different shards; nothing was written."""
+
+    code = "SHARD_MISMATCH"
+
+
 _BY_CODE: dict[str, type[RwqError]] = {
     cls.code: cls
-    for cls in (InvalidArgument, LeaseLost, UnsupportedServer, RedisFailure, NotReplicated, WrongType)
+    for cls in (
+        InvalidArgument,
+        LeaseLost,
+        UnsupportedServer,
+        RedisFailure,
+        NotReplicated,
+        WrongType,
+        ShardMismatch,
+    )
 }
 
 

@@ -4,12 +4,14 @@ of profile sharded (docs/design/sharded.md), not yet in SPEC.
 Shard ``i`` of queue ``P`` is an ordinary :class:`~rwq.WorkQueue` with prefix ``{P#i}``, in the
 hash slot of ``P#i``, so a Redis Cluster spreads the shards over its masters. Every client of the
 queue must use the same number of shards: an id always lands on shard ``CRC-32(id) % shards``,
-so ``add`` stays idempotent. Leases visit the shards in rotation, one step further each call, so
-that a non-empty shard is tried first at least once every ``shards`` calls; with every shard
+so ``add`` stays idempotent. The first operation records the count in shard 0
+(``{P#0}:shards``), or checks it against the one recorded there: a client with another count
+gets ``ShardMismatch``. Leases visit the shards in rotation, one step further each call, so that
+a non-empty shard is tried first at least once every ``shards`` calls; with every shard
 non-empty, one consumer takes from each in turn, and the k-th oldest item of a shard is leased
 within ``shards * k`` calls. A blocking lease waits on one shard at a time, in the same rotation,
-``max(1000 // shards, 100)`` ms each. The rules live in :mod:`rwq.protocol.sharding`; these
-shells run them on the shards' queues.
+a second each. The rules live in :mod:`rwq.protocol.sharding`; these shells run them on the
+shards' queues.
 """
 
 from __future__ import annotations
@@ -39,6 +41,7 @@ class ShardedWorkQueue:
         self.layout = ShardLayout(prefix, shards)
         self.queues = tuple(WorkQueue(redis, shard, **options) for shard in self.layout.prefixes)
         self._turns = plans.Rotation(shards)
+        self._counted = False  # the shard count is checked against shard 0's at first use
 
     @property
     def prefix(self) -> str:
@@ -62,7 +65,7 @@ class ShardedWorkQueue:
 
     def renew(self, lease: Lease, lease_ms: int) -> bool:
         """Extend a held lease; False if it was lost."""
-        return bool(self._run(plans.on_lease(self.layout, "renew", lease, lease_ms)))
+        return bool(self._run(plans.renew(self.layout, lease, lease_ms)))
 
     def renew_many(self, leases: Sequence[Lease], lease_ms: int) -> list[bool]:
         """Extend many leases, one call per shard."""
@@ -96,7 +99,7 @@ class ShardedWorkQueue:
 
     def release(self, lease: Lease, *, delay_ms: int = 0) -> bool:
         """Give a held item back to its shard, at once or after ``delay_ms``."""
-        return bool(self._run(plans.on_lease(self.layout, "release", lease, delay_ms=delay_ms)))
+        return bool(self._run(plans.release(self.layout, lease, delay_ms)))
 
     def release_many(self, leases: Sequence[Lease], *, delay_ms: int = 0) -> list[Outcome]:
         """Give many held items back, one call per shard."""
@@ -104,7 +107,7 @@ class ShardedWorkQueue:
 
     def fail(self, lease: Lease, reason: str = "") -> FailResult:
         """Record a failed attempt on the item's shard (retry with backoff, or dead-letter)."""
-        result: FailResult = self._run(plans.on_lease(self.layout, "fail", lease, reason))
+        result: FailResult = self._run(plans.fail(self.layout, lease, reason))
         return result
 
     def counts(self) -> Counts:
@@ -134,6 +137,9 @@ class ShardedWorkQueue:
     def _run(self, plan: ShardPlan[T]) -> T:
         try:
             step = next(plan)  # a plan checks all of its arguments before its first step
+            if not self._counted:
+                self.queues[0]._run(plans.check_count(self.layout))  # once, before the first I/O
+                self._counted = True
             while True:
                 step = plan.send(getattr(self.queues[step.shard], step.method)(*step.args, **step.kwargs))
         except StopIteration as done:
@@ -149,6 +155,7 @@ class AsyncShardedWorkQueue:
         self.layout = ShardLayout(prefix, shards)
         self.queues = tuple(AsyncWorkQueue(redis, shard, **options) for shard in self.layout.prefixes)
         self._turns = plans.Rotation(shards)
+        self._counted = False  # the shard count is checked against shard 0's at first use
 
     @property
     def prefix(self) -> str:
@@ -172,7 +179,7 @@ class AsyncShardedWorkQueue:
 
     async def renew(self, lease: Lease, lease_ms: int) -> bool:
         """Extend a held lease; False if it was lost."""
-        return bool(await self._run(plans.on_lease(self.layout, "renew", lease, lease_ms)))
+        return bool(await self._run(plans.renew(self.layout, lease, lease_ms)))
 
     async def renew_many(self, leases: Sequence[Lease], lease_ms: int) -> list[bool]:
         """Extend many leases, one call per shard."""
@@ -208,7 +215,7 @@ class AsyncShardedWorkQueue:
 
     async def release(self, lease: Lease, *, delay_ms: int = 0) -> bool:
         """Give a held item back to its shard, at once or after ``delay_ms``."""
-        return bool(await self._run(plans.on_lease(self.layout, "release", lease, delay_ms=delay_ms)))
+        return bool(await self._run(plans.release(self.layout, lease, delay_ms)))
 
     async def release_many(self, leases: Sequence[Lease], *, delay_ms: int = 0) -> list[Outcome]:
         """Give many held items back, one call per shard."""
@@ -216,7 +223,7 @@ class AsyncShardedWorkQueue:
 
     async def fail(self, lease: Lease, reason: str = "") -> FailResult:
         """Record a failed attempt on the item's shard (retry with backoff, or dead-letter)."""
-        result: FailResult = await self._run(plans.on_lease(self.layout, "fail", lease, reason))
+        result: FailResult = await self._run(plans.fail(self.layout, lease, reason))
         return result
 
     async def counts(self) -> Counts:
@@ -246,6 +253,9 @@ class AsyncShardedWorkQueue:
     async def _run(self, plan: ShardPlan[T]) -> T:
         try:
             step = next(plan)  # a plan checks all of its arguments before its first step
+            if not self._counted:
+                await self.queues[0]._run(plans.check_count(self.layout))  # once, before the first I/O
+                self._counted = True
             while True:
                 step = plan.send(
                     await getattr(self.queues[step.shard], step.method)(*step.args, **step.kwargs)

@@ -33,10 +33,11 @@ SCRIPT_KEYS: dict[str, frozenset[str]] = {
     "release": frozenset({*_LISTS, *_FLAT, *_ITEM, *_DELAY}),
     "renew": frozenset({"queue", *_ITEM}),
     "set_policy": frozenset({"queue", "policy"}),
+    "shards": frozenset({"queue", "shards"}),
 }
 """Per canonical script: the key families ``<P>:<family>`` it may read or write (SPEC §3, §15, §16)."""
 
-FAMILIES = (*_LISTS, *_FLAT, *_ITEM, "deep_clean:*", "cleaned", *_RETRY, *_DELAY)
+FAMILIES = (*_LISTS, *_FLAT, *_ITEM, "deep_clean:*", "cleaned", *_RETRY, *_DELAY, "shards")
 """Every key family of the layout, in the order of SPEC §3: the order the rules are printed in."""
 
 

@@ -25,6 +25,7 @@ SCRIPT_NAMES = (
     "set_policy",
     "fail",
     "dead",
+    "shards",
 )
 
 

@@ -18,24 +18,28 @@ from collections.abc import Callable, Generator, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, TypeAlias, TypeVar
 
-from ..errors import InvalidArgument, InvalidType
+from ..errors import InvalidArgument, InvalidType, ShardMismatch
 from . import validation as v
+from .commands import Plan, RunScript
 from .operations import (
     MAX_BLOCK_STEP_MS,
     CleanReport,
     Counts,
     DeadItem,
+    FailResult,
     Lease,
     Outcome,
+    QueueKeys,
     RetryPolicy,
     lease_arg,
 )
+from .scripts import registry
 
 T = TypeVar("T")
 R = TypeVar("R")
 
 MAX_SHARDS = 1024
-MIN_BLOCK_STEP_MS = 100
+MAX_REASON_BYTES = 1024
 
 
 @dataclass(frozen=True, slots=True)
@@ -65,6 +69,18 @@ class ShardLayout:
     def shard_of(self, item_id: str) -> int:
         """The shard that holds ``item_id``: CRC-32 of its bytes, modulo the shard count."""
         return zlib.crc32(v.encode_id(item_id)) % self.count
+
+
+def check_count(layout: ShardLayout) -> Plan[None]:
+    """Record this client's shard count in shard 0, or check it against the one recorded there
+    (a script call on shard 0, before a client's first operation)."""
+    keys = QueueKeys(layout.prefixes[0])
+    recorded = yield RunScript(registry()["shards"], (keys.queue,), (layout.count,))
+    if recorded != layout.count:
+        raise ShardMismatch(
+            f"queue {layout.prefix!r} has {recorded} shards recorded in {layout.prefixes[0]}:shards, "
+            f"this client {layout.count}: they would route ids to different shards"
+        )
 
 
 def rotation(start: int, count: int) -> list[int]:
@@ -156,10 +172,20 @@ def _pairs(items: Iterable[tuple[str, bytes]]) -> list[tuple[str, bytes]]:
     return checked
 
 
+def _held(held: object) -> Lease:
+    """A lease argument, checked whole (id and token) as the shard's own call would check it."""
+    lease = lease_arg(held)
+    v.encode_id(lease.id)
+    v.token(lease.token)
+    return lease
+
+
 def _item_id(item: object, require_lease: bool) -> str:
     """The id of a complete's item (a Lease, or an id unless ``require_lease``), checked."""
     if isinstance(item, Lease):
         v.encode_id(item.id)
+        if require_lease:
+            v.token(item.token)  # owner mode sends it
         return item.id
     if require_lease:
         raise InvalidArgument("require_lease needs Lease objects (their tokens prove ownership)")
@@ -179,6 +205,9 @@ def _each(
 
 def add(layout: ShardLayout, item_id: str, data: bytes, delay_ms: int) -> ShardPlan[bool]:
     """add: on the id's shard."""
+    v.encode_new_id(item_id)
+    v.payload(data)
+    v.duration_ms(delay_ms, "delay_ms", minimum=0)
     return bool((yield OnShard(layout.shard_of(item_id), "add", (item_id, data), {"delay_ms": delay_ms})))
 
 
@@ -194,14 +223,15 @@ def add_many(layout: ShardLayout, items: Iterable[tuple[str, bytes]], delay_ms: 
 def lease(
     layout: ShardLayout, turns: Rotation, lease_ms: int, block: bool, timeout_ms: int
 ) -> ShardPlan[Lease | None]:
-    """lease: the shards in rotation; a blocking lease then waits on the first of them for one
-    step, ``max(1000 // N, 100)`` ms (at most the time left), and starts again."""
+    """lease: the shards in rotation; a blocking lease then waits on the first of them for at
+    most a second (and the time left), and starts again: an idle consumer sends N non-blocking
+    leases and one blocking one per second, and an add to any shard is found within a second
+    (at once on the shard it waits on)."""
     v.duration_ms(lease_ms, "lease_ms")
     v.duration_ms(timeout_ms, "timeout_ms", minimum=0)
     if not v.flag(block, "block") and timeout_ms:
         raise InvalidArgument("timeout_ms needs block=True (RWQ-LEASE-014)")
-    step = max(MAX_BLOCK_STEP_MS // layout.count, MIN_BLOCK_STEP_MS)
-    waited = 0
+    step, waited = MAX_BLOCK_STEP_MS, 0
     while True:
         order = turns.turn()
         for shard in order:
@@ -229,15 +259,31 @@ def lease_many(layout: ShardLayout, turns: Rotation, count: int, lease_ms: int) 
     return leased
 
 
-def on_lease(layout: ShardLayout, method: str, held: Lease, *args: Any, **kwargs: Any) -> ShardPlan[Any]:
-    """``method`` of the shard that holds a leased item (renew, release, fail)."""
-    return (yield OnShard(layout.shard_of(lease_arg(held).id), method, (held, *args), kwargs))
+def renew(layout: ShardLayout, held: Lease, lease_ms: int) -> ShardPlan[bool]:
+    """renew: on the item's shard."""
+    v.duration_ms(lease_ms, "lease_ms")
+    return bool((yield OnShard(layout.shard_of(_held(held).id), "renew", (held, lease_ms))))
+
+
+def release(layout: ShardLayout, held: Lease, delay_ms: int) -> ShardPlan[bool]:
+    """release: on the item's shard."""
+    v.duration_ms(delay_ms, "delay_ms", minimum=0)
+    return bool((yield OnShard(layout.shard_of(_held(held).id), "release", (held,), {"delay_ms": delay_ms})))
+
+
+def fail(layout: ShardLayout, held: Lease, reason: str) -> ShardPlan[FailResult]:
+    """fail: on the item's shard."""
+    if not isinstance(reason, str):
+        raise InvalidType(f"reason must be a str, not {type(reason).__name__}")
+    if len(reason.encode("utf-8", "replace")) > MAX_REASON_BYTES:
+        raise InvalidArgument(f"reason must be at most {MAX_REASON_BYTES} bytes")
+    return (yield OnShard(layout.shard_of(_held(held).id), "fail", (held, reason)))  # type: ignore[no-any-return]
 
 
 def renew_many(layout: ShardLayout, leases: Sequence[Lease], lease_ms: int) -> ShardPlan[list[bool]]:
     """renew_many: one call per shard; False where the lease was lost."""
     v.duration_ms(lease_ms, "lease_ms")
-    held = [lease_arg(one) for one in v.batch(leases, "leases")]
+    held = [_held(one) for one in v.batch(leases, "leases")]
     groups = group(layout, held, lambda one: one.id)
     return scatter(groups, (yield from _each(groups, held, "renew_many", lease_ms=lease_ms)), len(held))
 
@@ -245,7 +291,7 @@ def renew_many(layout: ShardLayout, leases: Sequence[Lease], lease_ms: int) -> S
 def release_many(layout: ShardLayout, leases: Sequence[Lease], delay_ms: int) -> ShardPlan[list[Outcome]]:
     """release_many: one call per shard."""
     v.duration_ms(delay_ms, "delay_ms", minimum=0)
-    held = [lease_arg(one) for one in v.batch(leases, "leases")]
+    held = [_held(one) for one in v.batch(leases, "leases")]
     groups = group(layout, held, lambda one: one.id)
     return scatter(groups, (yield from _each(groups, held, "release_many", delay_ms=delay_ms)), len(held))
 
