@@ -18,6 +18,7 @@ const (
 	CodeRedisError        Code = "REDIS_ERROR"        // Redis failed or was unreachable; outcome may be unknown
 	CodeWrongType         Code = "WRONG_TYPE"         // a key of the layout has another Redis type; nothing was written
 	CodeNotReplicated     Code = "NOT_REPLICATED"     // profile ack: done on the primary, too few replicas acknowledged in time
+	CodeShardMismatch     Code = "SHARD_MISMATCH"     // profile sharded (draft): the queue records another shard count
 )
 
 // Sentinels to test an error's code with errors.Is; errors.As with *Error gives the details.
@@ -28,6 +29,7 @@ var (
 	ErrRedis             = errors.New("rwq: " + string(CodeRedisError))
 	ErrWrongType         = errors.New("rwq: " + string(CodeWrongType))
 	ErrNotReplicated     = errors.New("rwq: " + string(CodeNotReplicated))
+	ErrShardMismatch     = errors.New("rwq: " + string(CodeShardMismatch))
 )
 
 var sentinels = map[Code]error{
@@ -37,6 +39,7 @@ var sentinels = map[Code]error{
 	CodeRedisError:        ErrRedis,
 	CodeWrongType:         ErrWrongType,
 	CodeNotReplicated:     ErrNotReplicated,
+	CodeShardMismatch:     ErrShardMismatch,
 }
 
 // Error is every error this package returns: an RWQ/1 code, a message and, for REDIS_ERROR,
