@@ -181,14 +181,15 @@ func TestCompleteAndLeaseInvalidLeaseArgumentWritesNothing(t *testing.T) {
 	}
 	// The script's own checks, past the client's validation.
 	for name, argv := range map[string][]any{
-		"lease_ms":      {0, "tok", 1, "0", "owner", a.ID, a.Token},
-		"lease_ms long": {MaxDurationMs + 1, "tok", 1, "0", "any", "a"},
-		"token":         {1000, "", 1, "0", "any", "a"},
-		"count":         {1000, "tok", 1001, "0", "any", "a"},
-		"legacy":        {1000, "tok", 1, "2", "any", "a"},
-		"mode":          {1000, "tok", 1, "0", "mine", "a"},
-		"no items":      {1000, "tok", 1, "0", "any"},
-		"odd pairs":     {1000, "tok", 1, "0", "owner", "a"},
+		"lease_ms":      {0, "tok", 1, "0", "0", "owner", a.ID, a.Token},
+		"lease_ms long": {MaxDurationMs + 1, "tok", 1, "0", "0", "any", "a"},
+		"token":         {1000, "", 1, "0", "0", "any", "a"},
+		"count":         {1000, "tok", 1001, "0", "0", "any", "a"},
+		"legacy":        {1000, "tok", 1, "2", "0", "any", "a"},
+		"flat":          {1000, "tok", 1, "0", "2", "any", "a"},
+		"mode":          {1000, "tok", 1, "0", "0", "mine", "a"},
+		"no items":      {1000, "tok", 1, "0", "0", "any"},
+		"odd pairs":     {1000, "tok", 1, "0", "0", "owner", "a"},
 	} {
 		_, err := q.eval(ctx, "complete_and_lease", q.both(), argv...)
 		var rerr *Error
@@ -221,7 +222,7 @@ func TestCompleteAndLeaseContinuesAfterAgain(t *testing.T) {
 	}
 	// The layout does make the script reply again = 1 with no item.
 	raw, _ := setup()
-	reply, err := raw.eval(ctx, "complete_and_lease", raw.both(), 1000, "tok", 1, "0", "any", "done")
+	reply, err := raw.eval(ctx, "complete_and_lease", raw.both(), 1000, "tok", 1, "0", "0", "any", "done")
 	parts, _ := reply.([]any)
 	if err != nil || len(parts) != 2 || !reflect.DeepEqual(parts[0], []any{int64(1)}) {
 		t.Fatalf("raw reply %v, err %v", reply, err)

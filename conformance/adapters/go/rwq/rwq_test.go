@@ -272,7 +272,7 @@ func TestOwnerChecks(t *testing.T) {
 func TestScriptErrorsMapToCodes(t *testing.T) {
 	q, _ := newQueue(t, nil)
 	// Bypass client validation to see the script's own RWQ_INVALID_ARGUMENT reply mapped.
-	_, err := q.eval(ctx, "lease", q.both(), 0, "tok", 1, "0")
+	_, err := q.eval(ctx, "lease", q.both(), 0, "tok", 1, "0", "0")
 	var rerr *Error
 	if !errors.As(err, &rerr) || rerr.Code != CodeInvalidArgument || !strings.Contains(rerr.Message, "lease_ms") {
 		t.Fatalf("want INVALID_ARGUMENT from the script, got %#v", err)
