@@ -10,6 +10,7 @@ import redis
 import redis.asyncio as aioredis
 
 from rwq import AsyncWorkQueue, WorkQueue
+from rwq.conformance.cluster import LocalCluster
 from rwq.conformance.redis_server import RedisServer, faketime_available
 
 
@@ -69,3 +70,13 @@ def fr(frozen_server: RedisServer) -> Iterator[redis.Redis]:
     client.flushall()
     yield client
     client.close()
+
+
+@pytest.fixture(scope="module")
+def cluster() -> Iterator[LocalCluster]:
+    """A 3-master Redis Cluster on loopback, one per test module that asks for it."""
+    nodes = LocalCluster().start()
+    try:
+        yield nodes
+    finally:
+        nodes.stop()

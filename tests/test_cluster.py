@@ -29,15 +29,6 @@ def command(client: Any, *args: Any) -> Any:
     return client.execute_command(*args)
 
 
-@pytest.fixture(scope="module")
-def cluster() -> Iterator[LocalCluster]:
-    nodes = LocalCluster().start()
-    try:
-        yield nodes
-    finally:
-        nodes.stop()
-
-
 @pytest.fixture
 def rc(cluster: LocalCluster) -> Iterator[RedisCluster]:
     client = RedisCluster(host="127.0.0.1", port=cluster.port)

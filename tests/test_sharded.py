@@ -9,7 +9,6 @@ import threading
 import time
 import uuid
 import zlib
-from collections.abc import Iterator
 
 import pytest
 import redis
@@ -216,15 +215,6 @@ def test_each_shard_is_an_ordinary_queue(r: redis.Redis, sq: ShardedWorkQueue, n
     held = sq.lease(30_000)
     assert held is not None
     assert (held.id, held.data) == (item_id, b"P")
-
-
-@pytest.fixture(scope="module")
-def cluster() -> Iterator[LocalCluster]:
-    nodes = LocalCluster().start()
-    try:
-        yield nodes
-    finally:
-        nodes.stop()
 
 
 def test_shards_spread_over_the_masters_of_a_cluster(cluster: LocalCluster, name: str) -> None:

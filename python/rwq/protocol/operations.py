@@ -208,7 +208,7 @@ def add(
 ) -> Plan[list[bool]]:
     """add / add_many: one result per item, True when this call created it."""
     v.duration_ms(delay_ms, "delay_ms", minimum=0)
-    pairs = [_pair(item) for item in v.batch(items, "items")]
+    pairs = [add_pair(item) for item in v.batch(items, "items")]
     script = registry()["add"]
     added: list[bool] = []
     for chunk in _chunks(pairs):
@@ -218,7 +218,7 @@ def add(
     return added
 
 
-def _pair(item: object) -> tuple[bytes, bytes]:
+def add_pair(item: object) -> tuple[bytes, bytes]:
     """An (id, payload) pair of add_many."""
     if not isinstance(item, (tuple, list)) or len(item) != 2:
         raise InvalidType(f"each item must be an (id, payload) pair, not {type(item).__name__}")
@@ -542,15 +542,20 @@ def _stored_int(value: str) -> int:
     return number if number <= 10**15 else 0
 
 
-def fail(keys: QueueKeys, held: Lease, reason: str = "") -> Plan[FailResult]:
-    """Record a failed attempt: retry after the policy's backoff, or dead-letter the item."""
-    lease_arg(held)
+def fail_reason(reason: object) -> bytes:
+    """A fail reason as the script takes it: a str of at most 1024 bytes in UTF-8."""
     if not isinstance(reason, str):
         raise InvalidType(f"reason must be a str, not {type(reason).__name__}")
     raw_reason = reason.encode("utf-8", "replace")
     if len(raw_reason) > 1024:
         raise InvalidArgument("reason must be at most 1024 bytes")
-    args = (v.encode_id(held.id), v.token(held.token), raw_reason, secrets.randbelow(1_000_000))
+    return raw_reason
+
+
+def fail(keys: QueueKeys, held: Lease, reason: str = "") -> Plan[FailResult]:
+    """Record a failed attempt: retry after the policy's backoff, or dead-letter the item."""
+    lease_arg(held)
+    args = (v.encode_id(held.id), v.token(held.token), fail_reason(reason), secrets.randbelow(1_000_000))
     status, delay = yield RunScript(registry()["fail"], (keys.queue, keys.processing), args)
     if status == -1:
         raise LeaseLost(f"the lease on {held.id!r} is no longer held by this caller")

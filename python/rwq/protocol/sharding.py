@@ -31,6 +31,8 @@ from .operations import (
     Outcome,
     QueueKeys,
     RetryPolicy,
+    add_pair,
+    fail_reason,
     lease_arg,
 )
 from .scripts import registry
@@ -39,7 +41,6 @@ T = TypeVar("T")
 R = TypeVar("R")
 
 MAX_SHARDS = 1024
-MAX_REASON_BYTES = 1024
 
 
 @dataclass(frozen=True, slots=True)
@@ -162,13 +163,9 @@ class Rotation:
 
 def _pairs(items: Iterable[tuple[str, bytes]]) -> list[tuple[str, bytes]]:
     """add_many's items, each checked as ``add`` checks it."""
-    checked = []
-    for item in v.batch(items, "items"):
-        if not isinstance(item, (tuple, list)) or len(item) != 2:
-            raise InvalidType(f"each item must be an (id, payload) pair, not {type(item).__name__}")
-        v.encode_new_id(item[0])
-        v.payload(item[1])
-        checked.append((item[0], item[1]))
+    checked = v.batch(items, "items")
+    for item in checked:
+        add_pair(item)
     return checked
 
 
@@ -273,10 +270,7 @@ def release(layout: ShardLayout, held: Lease, delay_ms: int) -> ShardPlan[bool]:
 
 def fail(layout: ShardLayout, held: Lease, reason: str) -> ShardPlan[FailResult]:
     """fail: on the item's shard."""
-    if not isinstance(reason, str):
-        raise InvalidType(f"reason must be a str, not {type(reason).__name__}")
-    if len(reason.encode("utf-8", "replace")) > MAX_REASON_BYTES:
-        raise InvalidArgument(f"reason must be at most {MAX_REASON_BYTES} bytes")
+    fail_reason(reason)
     return (yield OnShard(layout.shard_of(_held(held).id), "fail", (held, reason)))  # type: ignore[no-any-return]
 
 
