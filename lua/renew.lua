@@ -7,7 +7,8 @@
 -- ARGV     id_1, token_1, ..., id_n, token_n from ARGV[3]   1 <= n <= 1000
 -- Reply    array of n integers: 1 = renewed, 0 = the caller no longer holds that lease
 -- Errors   RWQ_INVALID_ARGUMENT, RWQ_WRONG_TYPE (nothing is written)
--- Effects  per renewed lease: SET <P>:lease:<id> token PX lease_ms (and the legacy key when asked)
+-- Effects  per renewed lease: SET <P>:lease:<id> token PX lease_ms (and the legacy key when asked);
+--          profile flat: ZADD <P>:in_flight XX (now + lease_ms) <id>
 -- Cost     1 round trip; O(n)
 local queue = KEYS[1]
 if #KEYS ~= 1 or string.sub(queue, -6) ~= ':queue' then
@@ -33,13 +34,21 @@ local function mistyped(want, ...)
     if t ~= 'none' and t ~= want then return key end
   end
 end
-local bad
+local in_flight = prefix .. 'in_flight'
+local bad = mistyped('zset', in_flight)
 for i = 3, #ARGV, 2 do
   local id = ARGV[i]
   bad = bad or mistyped('string', prefix .. 'item:' .. id, prefix .. 'lease:' .. id, prefix .. 'leased_by_session:' .. id)
 end
 if bad then return redis.error_reply('RWQ_WRONG_TYPE ' .. bad .. ' holds another Redis type than SPEC 3 gives it') end
 
+-- A flat lease's member (profile flat) takes the new deadline as its score, so that a cleaner
+-- finds it when the renewed lease, shorter or longer, expires.
+local deadline
+if redis.call('EXISTS', in_flight) == 1 then
+  local t = redis.call('TIME')
+  deadline = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000) + lease_ms
+end
 local result = {}
 for i = 3, #ARGV, 2 do
   local id, token = ARGV[i], ARGV[i + 1]
@@ -47,6 +56,7 @@ for i = 3, #ARGV, 2 do
   if redis.call('GET', lease_key) == token and redis.call('EXISTS', prefix .. 'item:' .. id) == 1 then
     redis.call('SET', lease_key, token, 'PX', lease_ms)
     if ARGV[2] == '1' then redis.call('SET', prefix .. 'leased_by_session:' .. id, token, 'PX', lease_ms) end
+    if deadline then redis.call('ZADD', in_flight, 'XX', deadline, id) end
     result[#result + 1] = 1
   else
     result[#result + 1] = 0

@@ -31,7 +31,7 @@ SCRIPT_KEYS: dict[str, frozenset[str]] = {
     "lease": frozenset({*_LISTS, *_FLAT, *_ITEM, *_RETRY, *_DELAY}),
     "light_clean": frozenset({*_LISTS, *_FLAT, *_ITEM, "cleaned", *_RETRY, *_DELAY}),
     "release": frozenset({*_LISTS, *_FLAT, *_ITEM, *_DELAY}),
-    "renew": frozenset({"queue", *_ITEM}),
+    "renew": frozenset({"queue", *_FLAT, *_ITEM}),
     "set_policy": frozenset({"queue", "policy"}),
     "shards": frozenset({"queue", "shards"}),
 }
@@ -89,9 +89,20 @@ ROLES: dict[str, Role] = {
         Role("producer", "add, add_many (delayed too; WAIT of profile ack)", "nothing", ("add",), ("wait",)),
         Role(
             "worker",
-            "lease (blocking too), lease_many, renew, complete, complete_and_lease, release, fail",
-            "add, light_clean, the dead-letter set, read the policy",
-            ("lease", "claim", "renew", "complete", "complete_and_lease", "release", "fail", "dead"),
+            "lease (blocking too), lease_many, renew, complete, complete_and_lease, release, fail, "
+            "light_clean (every worker's default cleaner, paced)",
+            "add, the dead-letter set, read the policy",
+            (
+                "lease",
+                "claim",
+                "renew",
+                "complete",
+                "complete_and_lease",
+                "release",
+                "fail",
+                "light_clean",
+                "dead",
+            ),
             ("blmove", "wait"),
             read_only=("policy",),
         ),
