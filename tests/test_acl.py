@@ -23,6 +23,7 @@ from rwq.errors import InvalidArgument, NotReplicated, RedisFailure
 from rwq.protocol import acl
 from rwq.protocol.operations import Lease
 from rwq.protocol.scripts import registry
+from rwq.sharded import ShardedWorkQueue
 
 SPEC = Path(__file__).resolve().parents[1] / "SPEC.md"
 LUA = Path(__file__).resolve().parents[1] / "lua"
@@ -392,3 +393,98 @@ def test_producers_and_workers_may_wait_for_replicas(users: dict[str, redis.Redi
     assert lease is not None
     with pytest.raises(NotReplicated):
         worker.complete(lease)
+
+
+SHARDS = 3
+SHARDED_OPERATIONS: dict[str, tuple[Setup, Op]] = {
+    **{
+        name: OPERATIONS[name]
+        for name in OPERATIONS
+        if name not in {"requeue_dead", "purge_dead", "retry_policy"}
+    },
+    "lease blocking on the bell": (lambda q: None, lambda q, _: q.lease(60_000, block=True, timeout_ms=50)),
+    "release now": (_held, lambda q, held: q.release(held)),
+}
+"""The operations of a sharded queue (SPEC §19): the plain queue's, where it has them, and the two
+that use the doorbell besides add (a blocking lease waits on it, a release rings it)."""
+
+SHARDED_JOBS = {role: (JOBS[role] & set(SHARDED_OPERATIONS)) for role in JOBS}
+SHARDED_JOBS["worker"] |= {"lease blocking on the bell", "release now"}
+SHARDED_ALSO = {role: ALSO[role] & set(SHARDED_OPERATIONS) for role in ALSO}
+SHARDED_ALSO["operator"] |= {"release now"}  # it may release (never lease)
+UNRUNG = {"operator": {"add", "release now"}}
+"""What a role can do without ringing the doorbell (not its job: the client logs the failed ring)."""
+
+
+@pytest.fixture
+def sharded_users(r: redis.Redis, redis_server: RedisServer) -> Iterator[dict[str, redis.Redis]]:
+    """One client per role, logged in as ``rwq acl ROLE --prefix jobs --shards 3`` prints."""
+    clients = {}
+    for role in acl.ROLES:
+        create_user(r, rwq_acl(role, "--prefix", QUEUE, "--shards", str(SHARDS), "--user", f"s-{role}"))
+        clients[role] = connect(redis_server, f"s-{role}")
+    r.script_flush()
+    yield clients
+    for role, client in clients.items():
+        client.close()
+        r.acl_deluser(f"s-{role}")
+
+
+def attempt_sharded(
+    client: redis.Redis, name: str, prefix: str, r: redis.Redis, *, caplog: pytest.LogCaptureFixture
+) -> str:
+    """One operation as ``client`` on a fresh sharded queue: "ok", "NOPERM", "no ring" (the role
+    could not ring the doorbell, which the client only logs) or the error."""
+    r.flushall()
+    caplog.clear()
+    setup, op = SHARDED_OPERATIONS[name]
+    state = setup(ShardedWorkQueue(r, prefix, shards=SHARDS))  # type: ignore[arg-type]
+    try:
+        op(ShardedWorkQueue(client, prefix, shards=SHARDS), state)  # type: ignore[arg-type]
+    except RedisFailure as exc:
+        return "NOPERM" if refused(exc) else str(exc)
+    if any("doorbell" in record.getMessage() for record in caplog.records):
+        return "no ring"
+    return "ok"
+
+
+@pytest.mark.parametrize("role", list(acl.ROLES))
+def test_each_role_does_its_job_on_its_sharded_queue_only(
+    role: str, sharded_users: dict[str, redis.Redis], r: redis.Redis, caplog: pytest.LogCaptureFixture
+) -> None:
+    """The same matrix for sharded queue ``jobs`` (3 shards) beside sharded queue ``jobs:high``:
+    every shard, the count check and the doorbell are in the roles that need them, and nothing
+    of the other queue is."""
+    client = sharded_users[role]
+    outcome = {
+        name: (
+            attempt_sharded(client, name, QUEUE, r, caplog=caplog),
+            attempt_sharded(client, name, OTHER, r, caplog=caplog),
+        )
+        for name in SHARDED_OPERATIONS
+    }
+    can = SHARDED_JOBS[role] | SHARDED_ALSO[role]
+    unrung = UNRUNG.get(role, set())
+    expected = {
+        name: ("no ring" if name in unrung else "ok" if name in can else "NOPERM", "NOPERM")
+        for name in SHARDED_OPERATIONS
+    }
+    assert outcome == expected
+
+
+def test_sharded_roles_name_every_shard_and_nothing_more() -> None:
+    words = shlex.split(rwq_acl("worker", "--prefix", QUEUE, "--shards", "2"))
+    patterns = {word for word in words if "~" in word}
+    assert {"~{jobs#0}:queue", "~{jobs#1}:queue"} <= patterns
+    assert not any("#2}" in pattern or "*}" in pattern for pattern in patterns)
+    assert {"~{jobs#bell}", "~{jobs#0}:shards", "%R~{jobs#1}:policy"} <= patterns
+    assert "+blpop" in words
+    assert "+blmove" not in words
+    producer = shlex.split(rwq_acl("producer", "--prefix", QUEUE, "--shards", "2"))
+    assert "~{jobs#bell}" in producer
+    assert "+blpop" not in producer
+    assert "~{jobs#bell}" not in shlex.split(rwq_acl("operator", "--prefix", QUEUE, "--shards", "2"))
+    for bad in (["--prefix", "a{b}", "--shards", "2"], ["--prefix", "jobs", "--shards", "1025"]):
+        result = CliRunner().invoke(cli, ["acl", "worker", *bad])
+        assert result.exit_code == 1
+        assert "INVALID_ARGUMENT" in result.output

@@ -315,6 +315,14 @@ BAD_ARGV: dict[str, list[tuple[str, list[bytes | int | str]]]] = {
         ("leading-zero", ["04"]),
         ("argv-extra", ["4", "4"]),
     ],
+    "ring": [
+        ("no-argv", []),
+        ("zero", ["0"]),
+        ("over-16", ["17"]),
+        ("word", ["one"]),
+        ("leading-zero", ["01"]),
+        ("argv-extra", ["1", "1"]),
+    ],
 }
 # complete_and_lease: each bad lease argument with a valid completion after it (the script must
 # not complete "a" before rejecting the lease part), and each bad completion after valid lease ones.
@@ -327,6 +335,8 @@ BAD_ARGV["complete_and_lease"] = [
 def script_keys(name: str, q: WorkQueue) -> list[bytes]:
     if name == "shards":
         return [f"{{{q.prefix}#0}}:queue".encode()]
+    if name == "ring":
+        return [f"{{{q.prefix}#bell}}".encode()]
     if name in ("add", "renew", "set_policy", "dead"):
         return [q.keys.queue]
     if name == "deep_clean":
@@ -394,6 +404,7 @@ VALID_ARGV: dict[str, list[bytes | int | str]] = {
     "fail": ["a", HELD, "", "0"],
     "dead": ["trim"],
     "shards": ["4"],
+    "ring": ["1"],
 }
 
 

@@ -87,6 +87,13 @@ class WorkQueue:
             )
         )
 
+    def lease_visit(self, lease_ms: int) -> tuple[Lease | None, int, int]:
+        """One non-blocking lease, with the server's time (ms) and the ms until the next delayed
+        item is due (-1: none): how a sharded queue visits this shard (RWQ-SHARD-007)."""
+        return self._run(
+            ops.lease_visit(self.keys, lease_ms, legacy=self.legacy_lease_key, flat=self.flat_in_flight)
+        )
+
     def renew(self, lease: Lease, lease_ms: int) -> bool:
         """Extend a held lease to ``lease_ms`` from now; False if it was lost."""
         return bool(

@@ -1,5 +1,5 @@
-"""One logical queue over N RWQ/1 queues, for a queue that must outgrow one Redis node: a preview
-of profile sharded (docs/design/sharded.md), not yet in SPEC.
+"""One logical queue over N RWQ/1 queues, for a queue that must outgrow one Redis node: profile
+sharded (SPEC §19, docs/design/sharded.md).
 
 Shard ``i`` of queue ``P`` is an ordinary :class:`~rwq.WorkQueue` with prefix ``{P#i}``, in the
 hash slot of ``P#i``, so a Redis Cluster spreads the shards over its masters. Every client of the
@@ -9,13 +9,14 @@ so ``add`` stays idempotent. The first operation records the count in shard 0
 gets ``ShardMismatch``. Leases visit the shards in rotation, one step further each call, so that
 a non-empty shard is tried first at least once every ``shards`` calls; with every shard
 non-empty, one consumer takes from each in turn, and the k-th oldest item of a shard is leased
-within ``shards * k`` calls. A blocking lease waits on one shard at a time, in the same rotation,
-a second each. The rules live in :mod:`rwq.protocol.sharding`; these shells run them on the
-shards' queues.
+within ``shards * k`` calls. A blocking lease that finds every shard empty waits on the
+doorbell ``{P#bell}``, which adds and releases ring, at most a second at a time. The rules
+live in :mod:`rwq.protocol.sharding`; these shells run them on the shards' queues.
 """
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Iterable, Sequence
 from typing import Any, TypeVar
 
@@ -26,11 +27,13 @@ from redis.cluster import RedisCluster
 
 from .aio import AsyncWorkQueue
 from .client import WorkQueue
+from .errors import RwqError
 from .protocol import sharding as plans
 from .protocol.operations import CleanReport, Counts, DeadItem, FailResult, Lease, Outcome, RetryPolicy
-from .protocol.sharding import ShardLayout, ShardPlan
+from .protocol.sharding import OnBell, ShardLayout, ShardPlan
 
 T = TypeVar("T")
+log = logging.getLogger("rwq")
 
 
 class ShardedWorkQueue:
@@ -134,6 +137,18 @@ class ShardedWorkQueue:
         """One dead-lettered item with its payload, or None."""
         return self._run(plans.dead_item(self.layout, item_id))
 
+    def retry_policy(self) -> RetryPolicy | None:
+        """The queue's retry policy, or None."""
+        return self._run(plans.retry_policy(self.layout))
+
+    def requeue_dead(self, ids: Sequence[str]) -> list[bool]:
+        """Make dead items ready again, each on its shard; False where the id is not dead or is live."""
+        return self._run(plans.dead_action(self.layout, "requeue_dead", ids))
+
+    def purge_dead(self, ids: Sequence[str]) -> list[bool]:
+        """Delete dead items for good, each on its shard; False where the id is not dead."""
+        return self._run(plans.dead_action(self.layout, "purge_dead", ids))
+
     def _run(self, plan: ShardPlan[T]) -> T:
         try:
             step = next(plan)  # a plan checks all of its arguments before its first step
@@ -141,9 +156,21 @@ class ShardedWorkQueue:
                 self.queues[0]._run(plans.check_count(self.layout))  # once, before the first I/O
                 self._counted = True
             while True:
-                step = plan.send(getattr(self.queues[step.shard], step.method)(*step.args, **step.kwargs))
+                if isinstance(step, OnBell):
+                    step = plan.send(self._bell(step))
+                else:
+                    step = plan.send(getattr(self.queues[step.shard], step.method)(*step.args, **step.kwargs))
         except StopIteration as done:
             return done.value  # type: ignore[no-any-return]
+
+    def _bell(self, step: OnBell) -> Any:
+        try:
+            return self.queues[0]._run(step.plan)  # the doorbell's commands route by its key
+        except RwqError as exc:
+            if not step.hint:
+                raise
+            log.warning("rwq: the doorbell of %r was not rung: %s", self.layout.prefix, exc)
+            return None
 
 
 class AsyncShardedWorkQueue:
@@ -250,6 +277,18 @@ class AsyncShardedWorkQueue:
         """One dead-lettered item with its payload, or None."""
         return await self._run(plans.dead_item(self.layout, item_id))
 
+    async def retry_policy(self) -> RetryPolicy | None:
+        """The queue's retry policy, or None."""
+        return await self._run(plans.retry_policy(self.layout))
+
+    async def requeue_dead(self, ids: Sequence[str]) -> list[bool]:
+        """Make dead items ready again, each on its shard; False where the id is not dead or is live."""
+        return await self._run(plans.dead_action(self.layout, "requeue_dead", ids))
+
+    async def purge_dead(self, ids: Sequence[str]) -> list[bool]:
+        """Delete dead items for good, each on its shard; False where the id is not dead."""
+        return await self._run(plans.dead_action(self.layout, "purge_dead", ids))
+
     async def _run(self, plan: ShardPlan[T]) -> T:
         try:
             step = next(plan)  # a plan checks all of its arguments before its first step
@@ -257,8 +296,20 @@ class AsyncShardedWorkQueue:
                 await self.queues[0]._run(plans.check_count(self.layout))  # once, before the first I/O
                 self._counted = True
             while True:
-                step = plan.send(
-                    await getattr(self.queues[step.shard], step.method)(*step.args, **step.kwargs)
-                )
+                if isinstance(step, OnBell):
+                    step = plan.send(await self._bell(step))
+                else:
+                    step = plan.send(
+                        await getattr(self.queues[step.shard], step.method)(*step.args, **step.kwargs)
+                    )
         except StopIteration as done:
             return done.value  # type: ignore[no-any-return]
+
+    async def _bell(self, step: OnBell) -> Any:
+        try:
+            return await self.queues[0]._run(step.plan)  # the doorbell's commands route by its key
+        except RwqError as exc:
+            if not step.hint:
+                raise
+            log.warning("rwq: the doorbell of %r was not rung: %s", self.layout.prefix, exc)
+            return None

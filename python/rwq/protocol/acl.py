@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from ..errors import InvalidArgument
 from . import validation as v
 from .scripts import registry
+from .sharding import ShardLayout
 
 _ITEM = ("item:*", "lease:*", "leased_by_session:*")
 _RETRY = ("policy", "attempts", "dead", "dead:data", "dead:info")
@@ -34,6 +35,7 @@ SCRIPT_KEYS: dict[str, frozenset[str]] = {
     "renew": frozenset({"queue", *_FLAT, *_ITEM}),
     "set_policy": frozenset({"queue", "policy"}),
     "shards": frozenset({"queue", "shards"}),
+    "ring": frozenset(),  # its one key is the doorbell {P#bell}, outside every shard's P: (SPEC §19)
 }
 """Per canonical script: the key families ``<P>:<family>`` it may read or write (SPEC §3, §15, §16)."""
 
@@ -128,30 +130,52 @@ ROLES: dict[str, Role] = {
 """The roles of SPEC §13.1, by name."""
 
 
-def rules(role: str, prefix: str, *, read_only: bool = True) -> list[str]:
+RINGS = frozenset({"producer", "worker"})
+"""The roles whose operations ring a sharded queue's doorbell (adds and releases, RWQ-SHARD-006)."""
+
+
+def rules(role: str, prefix: str, *, read_only: bool = True, shards: int = 0) -> list[str]:
     """The ``ACL SETUSER`` rules that give ``role`` exactly its job on queue ``prefix``.
 
     A family the role only reads gets a read-only pattern (``%R~``, Redis 7); ``read_only=False``
-    writes ``~`` instead, for Redis 6.2.
+    writes ``~`` instead, for Redis 6.2. With ``shards`` (profile sharded, SPEC §19) the patterns
+    name every shard ``{prefix#i}`` one by one (a glob would also match queue ``prefix#1``'s),
+    with the shard count key of shard 0 that every client checks, and the doorbell for the roles
+    that ring it or wait on it.
     """
     if role not in ROLES:
         raise InvalidArgument(f"role must be one of {', '.join(ROLES)}, not {role!r}")
     v.prefix(prefix, cluster=False)
     spec = ROLES[role]
+    commands = spec.all_commands()
+    if not shards:
+        return ["reset", "on", *_patterns(spec, prefix, read_only), *(f"+{c}" for c in commands)]
+    layout = ShardLayout(prefix, shards)  # checks the count and the prefix's sharded rules
+    patterns = [pattern for shard in layout.prefixes for pattern in _patterns(spec, shard, read_only)]
+    patterns.append(f"~{layout.prefixes[0]}:shards")
+    extra = set(script_commands("shards"))
+    if role in RINGS:
+        patterns.append(f"~{layout.bell.decode()}")
+        extra |= script_commands("ring")
+    if role == "worker":  # a blocking lease waits on the doorbell, never on a shard (RWQ-SHARD-007)
+        extra.add("blpop")
+        commands = [command for command in commands if command != "blmove"]
+    commands += sorted(extra - set(commands))
+    return ["reset", "on", *patterns, *(f"+{command}" for command in commands)]
+
+
+def _patterns(spec: Role, prefix: str, read_only: bool) -> list[str]:
     return [
-        "reset",
-        "on",
-        *(
-            f"{'%R' if read_only and family in spec.read_only else ''}~{prefix}:{family}"
-            for family in spec.families()
-        ),
-        *(f"+{command}" for command in spec.all_commands()),
+        f"{'%R' if read_only and family in spec.read_only else ''}~{prefix}:{family}"
+        for family in spec.families()
     ]
 
 
-def setuser(role: str, prefix: str, user: str | None = None, *, read_only: bool = True) -> str:
+def setuser(
+    role: str, prefix: str, user: str | None = None, *, read_only: bool = True, shards: int = 0
+) -> str:
     """The ``ACL SETUSER`` line (redis-cli quoting); the password is the deployer's to add."""
-    words = [user or f"{prefix}-{role}", *rules(role, prefix, read_only=read_only)]
+    words = [user or f"{prefix}-{role}", *rules(role, prefix, read_only=read_only, shards=shards)]
     return "ACL SETUSER " + " ".join(_quote(word) for word in words)
 
 

@@ -250,21 +250,15 @@ def lease(
     elif timeout_ms != 0:
         raise InvalidArgument("timeout_ms needs block=True (RWQ-LEASE-014)")
     token = new_token()
-    lease_script, claim_script = registry()["lease"], registry()["claim"]
+    claim_script = registry()["claim"]
     both = (keys.queue, keys.processing)
     deadline: int | None = None
     while True:
-        again, now, due_in, *entries = yield RunScript(
-            lease_script, both, (lease_ms, token.encode(), count, _flag(legacy), _flag(flat))
-        )
+        leased, now, due_in = yield from _lease_call(keys, lease_ms, token, count, legacy=legacy, flat=flat)
         if deadline is None and block and timeout_ms:
             deadline = now + timeout_ms  # from the first call's server time (RWQ-LEASE-010)
-        if entries:
-            return _leases(entries, token)
-        if again:
-            continue
-        if not block:
-            return []
+        if leased or not block:
+            return leased
         wait_ms = MAX_BLOCK_STEP_MS
         if deadline is not None:
             if now >= deadline:
@@ -282,6 +276,29 @@ def lease(
         )
         if claimed[0] == 1:
             return [Lease(v.decode_id(moved), claimed[1], token, claimed[2])]
+
+
+def _lease_call(
+    keys: QueueKeys, lease_ms: int, token: str, count: int, *, legacy: bool, flat: bool
+) -> Plan[tuple[list[Lease], int, int]]:
+    """Non-blocking lease calls until one leases or finds nothing (``again`` is 0): the leases,
+    the server's time and the ms until the next delayed item is due (-1: none)."""
+    script = registry()["lease"]
+    while True:
+        args = (lease_ms, token.encode(), count, _flag(legacy), _flag(flat))
+        again, now, due_in, *entries = yield RunScript(script, (keys.queue, keys.processing), args)
+        if entries or not again:
+            return _leases(entries, token), now, due_in
+
+
+def lease_visit(
+    keys: QueueKeys, lease_ms: int, *, legacy: bool = False, flat: bool = False
+) -> Plan[tuple[Lease | None, int, int]]:
+    """One non-blocking lease of one item, with the server's time and the ms until the next
+    delayed item is due (-1: none): a visit of a sharded lease (RWQ-SHARD-004, RWQ-SHARD-007)."""
+    v.duration_ms(lease_ms, "lease_ms")
+    leased, now, due_in = yield from _lease_call(keys, lease_ms, new_token(), 1, legacy=legacy, flat=flat)
+    return (leased[0] if leased else None), now, due_in
 
 
 def renew(

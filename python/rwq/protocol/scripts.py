@@ -26,6 +26,7 @@ SCRIPT_NAMES = (
     "fail",
     "dead",
     "shards",
+    "ring",
 )
 
 

@@ -20,7 +20,7 @@ from typing import Any, TypeAlias, TypeVar
 
 from ..errors import InvalidArgument, InvalidType, ShardMismatch
 from . import validation as v
-from .commands import Plan, RunScript
+from .commands import Call, Plan, RunScript
 from .operations import (
     MAX_BLOCK_STEP_MS,
     CleanReport,
@@ -66,6 +66,11 @@ class ShardLayout:
     def prefixes(self) -> tuple[str, ...]:
         """Each shard's queue prefix, ``{P#i}``."""
         return tuple(f"{{{self.prefix}#{i}}}" for i in range(self.count))
+
+    @property
+    def bell(self) -> bytes:
+        """The doorbell, ``{P#bell}``: the list a blocked consumer waits on (RWQ-SHARD-006)."""
+        return f"{{{self.prefix}#bell}}".encode()
 
     def shard_of(self, item_id: str) -> int:
         """The shard that holds ``item_id``: CRC-32 of its bytes, modulo the shard count."""
@@ -144,7 +149,33 @@ class OnShard:
     kwargs: Mapping[str, Any] = field(default_factory=dict)
 
 
-ShardPlan: TypeAlias = Generator[OnShard, Any, T]
+@dataclass(frozen=True, slots=True)
+class OnBell:
+    """Run ``plan`` (a command on the doorbell, which routes by its key) on any shard's
+    connection; with ``hint``, a failure is sent back as None rather than raised (RWQ-SHARD-006)."""
+
+    plan: Plan[Any]
+    hint: bool = False
+
+
+ShardPlan: TypeAlias = Generator[OnShard | OnBell, Any, T]
+
+MAX_TOKENS = 16
+"""The most tokens one ring pushes, and the bell holds (lua/ring.lua)."""
+
+
+def _ring_plan(layout: ShardLayout, tokens: int) -> Plan[Any]:
+    return (yield RunScript(registry()["ring"], (layout.bell,), (min(tokens, MAX_TOKENS),)))
+
+
+def _wait_plan(layout: ShardLayout, wait_ms: int) -> Plan[Any]:
+    return (yield Call(("BLPOP", layout.bell, wait_ms / 1000), layout.bell))
+
+
+def ring(layout: ShardLayout, ready: int) -> ShardPlan[None]:
+    """Wake up to ``ready`` waiting consumers, when items were made ready (RWQ-SHARD-006)."""
+    if ready > 0:
+        yield OnBell(_ring_plan(layout, ready), hint=True)
 
 
 class Rotation:
@@ -205,7 +236,9 @@ def add(layout: ShardLayout, item_id: str, data: bytes, delay_ms: int) -> ShardP
     v.encode_new_id(item_id)
     v.payload(data)
     v.duration_ms(delay_ms, "delay_ms", minimum=0)
-    return bool((yield OnShard(layout.shard_of(item_id), "add", (item_id, data), {"delay_ms": delay_ms})))
+    added = bool((yield OnShard(layout.shard_of(item_id), "add", (item_id, data), {"delay_ms": delay_ms})))
+    yield from ring(layout, int(added and not delay_ms))
+    return added
 
 
 def add_many(layout: ShardLayout, items: Iterable[tuple[str, bytes]], delay_ms: int) -> ShardPlan[list[bool]]:
@@ -214,34 +247,42 @@ def add_many(layout: ShardLayout, items: Iterable[tuple[str, bytes]], delay_ms: 
     pairs = _pairs(items)
     groups = group(layout, pairs, lambda pair: pair[0])
     results = yield from _each(groups, pairs, "add_many", delay_ms=delay_ms)
-    return scatter(groups, results, len(pairs))
+    added: list[bool] = scatter(groups, results, len(pairs))
+    yield from ring(layout, 0 if delay_ms else sum(added))
+    return added
 
 
 def lease(
     layout: ShardLayout, turns: Rotation, lease_ms: int, block: bool, timeout_ms: int
 ) -> ShardPlan[Lease | None]:
-    """lease: the shards in rotation; a blocking lease then waits on the first of them for at
-    most a second (and the time left), and starts again: an idle consumer sends N non-blocking
-    leases and one blocking one per second, and an add to any shard is found within a second
-    (at once on the shard it waits on)."""
+    """lease: a visit of the shards in rotation (RWQ-SHARD-004); a blocking lease then waits on
+    the doorbell for at most a second (and the time left, and the time until a delayed item is
+    due) and visits again (RWQ-SHARD-007). Time is the server's, from the lease replies."""
     v.duration_ms(lease_ms, "lease_ms")
     v.duration_ms(timeout_ms, "timeout_ms", minimum=0)
     if not v.flag(block, "block") and timeout_ms:
         raise InvalidArgument("timeout_ms needs block=True (RWQ-LEASE-014)")
-    step, waited = MAX_BLOCK_STEP_MS, 0
+    deadline: int | None = None
     while True:
-        order = turns.turn()
-        for shard in order:
-            held = yield OnShard(shard, "lease", (lease_ms,))
+        due = -1
+        for shard in turns.turn():
+            held, now, due_in = yield OnShard(shard, "lease_visit", (lease_ms,))
             if held is not None:
                 return held  # type: ignore[no-any-return]
-        if not block or (timeout_ms and waited >= timeout_ms):
+            if due_in >= 0:
+                due = due_in if due < 0 else min(due, due_in)
+        if not block:
             return None
-        wait = min(step, timeout_ms - waited) if timeout_ms else step
-        held = yield OnShard(order[0], "lease", (lease_ms,), {"block": True, "timeout_ms": wait})
-        if held is not None:
-            return held  # type: ignore[no-any-return]
-        waited += wait
+        if deadline is None and timeout_ms:
+            deadline = now + timeout_ms
+        wait = MAX_BLOCK_STEP_MS
+        if deadline is not None:
+            if now >= deadline:
+                return None
+            wait = min(wait, deadline - now)
+        if due >= 0:
+            wait = max(min(wait, due), 1)
+        yield OnBell(_wait_plan(layout, wait))
 
 
 def lease_many(layout: ShardLayout, turns: Rotation, count: int, lease_ms: int) -> ShardPlan[list[Lease]]:
@@ -265,7 +306,10 @@ def renew(layout: ShardLayout, held: Lease, lease_ms: int) -> ShardPlan[bool]:
 def release(layout: ShardLayout, held: Lease, delay_ms: int) -> ShardPlan[bool]:
     """release: on the item's shard."""
     v.duration_ms(delay_ms, "delay_ms", minimum=0)
-    return bool((yield OnShard(layout.shard_of(_held(held).id), "release", (held,), {"delay_ms": delay_ms})))
+    shard = layout.shard_of(_held(held).id)
+    released = bool((yield OnShard(shard, "release", (held,), {"delay_ms": delay_ms})))
+    yield from ring(layout, int(released and not delay_ms))
+    return released
 
 
 def fail(layout: ShardLayout, held: Lease, reason: str) -> ShardPlan[FailResult]:
@@ -287,7 +331,11 @@ def release_many(layout: ShardLayout, leases: Sequence[Lease], delay_ms: int) ->
     v.duration_ms(delay_ms, "delay_ms", minimum=0)
     held = [_held(one) for one in v.batch(leases, "leases")]
     groups = group(layout, held, lambda one: one.id)
-    return scatter(groups, (yield from _each(groups, held, "release_many", delay_ms=delay_ms)), len(held))
+    outcomes: list[Outcome] = scatter(
+        groups, (yield from _each(groups, held, "release_many", delay_ms=delay_ms)), len(held)
+    )
+    yield from ring(layout, 0 if delay_ms else outcomes.count(Outcome.DONE))
+    return outcomes
 
 
 def complete(layout: ShardLayout, item: Lease | str, require_lease: bool) -> ShardPlan[bool]:
@@ -386,3 +434,20 @@ def dead_items(layout: ShardLayout, offset: int, count: int) -> ShardPlan[list[D
 def dead_item(layout: ShardLayout, item_id: str) -> ShardPlan[DeadItem | None]:
     """One dead item, from its shard."""
     return (yield OnShard(layout.shard_of(item_id), "dead_item", (item_id,)))  # type: ignore[no-any-return]
+
+
+def retry_policy(layout: ShardLayout) -> ShardPlan[RetryPolicy | None]:
+    """The retry policy, as shard 0 holds it (setting it sets every shard's)."""
+    return (yield OnShard(0, "retry_policy"))  # type: ignore[no-any-return]
+
+
+def dead_action(layout: ShardLayout, method: str, ids: Sequence[str]) -> ShardPlan[list[bool]]:
+    """requeue_dead / purge_dead: one call per shard; one flag per id, in order. A requeue rings
+    the doorbell for the items it made ready."""
+    ids = v.batch(ids, "ids")
+    for item_id in ids:
+        v.encode_id(item_id)
+    groups = group(layout, ids, lambda item_id: item_id)
+    done: list[bool] = scatter(groups, (yield from _each(groups, ids, method)), len(ids))
+    yield from ring(layout, sum(done) if method == "requeue_dead" else 0)
+    return done
