@@ -24,7 +24,7 @@ WAIVERS = data.REPO / "conformance" / "waivers.json"
 WAIVERS_SCHEMA = data.REPO / "schemas" / "waivers.schema.json"
 REFERENCE = f"{shlex.quote(sys.executable)} -m rwq.conformance.reference_adapter"
 ENFORCED = ("MUST", "MUST NOT")
-PROFILE_OF_SECTION = {"15.": "retry", "16.": "delay", "17.": "ack", "18.": "flat"}
+PROFILE_OF_SECTION = {"15.": "retry", "16.": "delay", "17.": "ack", "18.": "flat", "19.": "sharded"}
 """Requirements of these sections belong to a profile: the cases citing them must claim it."""
 RETRY_METHODS = frozenset(
     {
@@ -183,4 +183,12 @@ def test_report_verdicts_cover_every_requirement(reference_report: dict[str, Any
     assert {rid: v["verdict"] for rid, v in verdicts.items() if v["verdict"] != "pass"} == dict.fromkeys(
         on_cluster, "not-run"
     )
-    assert reference_report["claimed_profiles"] == ["core", "retry", "delay", "ack", "flat", "legacy-lease"]
+    assert reference_report["claimed_profiles"] == [
+        "core",
+        "retry",
+        "delay",
+        "ack",
+        "flat",
+        "sharded",
+        "legacy-lease",
+    ]

@@ -1,5 +1,6 @@
 """Regenerate the checked-in artefacts: composite scripts (lua/complete_and_lease.lua),
-lua/manifest.json, conformance/requirements.json and conformance/cases/wrong-type.json.
+lua/manifest.json, conformance/requirements.json, conformance/cases/wrong-type.json and
+conformance/cases/sharded.json.
 
 ``--check`` exits 1 if any is stale instead of writing."""
 
@@ -9,6 +10,7 @@ import sys
 from pathlib import Path
 
 from compose_lua import composites
+from sharded_cases import document as sharded_cases
 from wrong_type_cases import document as wrong_type_cases
 
 from rwq.conformance import requirements
@@ -24,6 +26,7 @@ def derived() -> dict[Path, str]:
         ROOT / "lua" / "manifest.json": manifest_text(),
         ROOT / "conformance" / "requirements.json": requirements.document((ROOT / "SPEC.md").read_text()),
         ROOT / "conformance" / "cases" / "wrong-type.json": wrong_type_cases(),
+        ROOT / "conformance" / "cases" / "sharded.json": sharded_cases(),
     }
 
 

@@ -131,6 +131,8 @@ class RedisEnvironment:
             caps.add("managed-redis")
         if self.cluster:
             caps.add("cluster")
+        else:
+            caps.add("standalone")
         if self.clock == "frozen":
             caps.add("frozen-clock")
         return frozenset(caps)
@@ -162,16 +164,19 @@ class RedisEnvironment:
         return f"{NAMESPACE_ROOT}:{{{secrets.token_hex(6)}}}"
 
     def namespace_keys(self, ns: str) -> list[bytes]:
-        """Every key under ``ns`` (SCAN, never KEYS)."""
+        """Every key under ``ns`` (SCAN, never KEYS), the keys of sharded queues named after it
+        included: ``{<ns without braces>...#i}:...`` and their doorbells (SPEC 19)."""
         keys: list[bytes] = []
-        cursor = b"0"
-        while True:
-            cursor, batch = self.client.execute_command(
-                "SCAN", cursor, "MATCH", glob_escape(ns) + "*", "COUNT", 1000
-            )
-            keys += batch
-            if cursor == b"0":
-                return sorted(set(keys))
+        for pattern in (ns, "{" + ns.replace("{", "").replace("}", "")):
+            cursor = b"0"
+            while True:
+                cursor, batch = self.client.execute_command(
+                    "SCAN", cursor, "MATCH", glob_escape(pattern) + "*", "COUNT", 1000
+                )
+                keys += batch
+                if cursor == b"0":
+                    break
+        return sorted(set(keys))
 
     def drop_namespace(self, ns: str) -> None:
         """Delete every key under ``ns``."""

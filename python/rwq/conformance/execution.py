@@ -113,6 +113,11 @@ class Session:
     process: AdapterProcess | None = None
     refused: Reply | None = None
 
+    @property
+    def shards(self) -> int:
+        """The shard count of a sharded session (option ``shards``, SPEC 19), else 0."""
+        return int((self.spec.options or {}).get("shards", 0))
+
 
 @dataclass(frozen=True)
 class Pending:
@@ -138,7 +143,8 @@ class CaseContext:
         self.pool = pool
         self.ns = env.new_namespace()
         self.started_ms = None if env.frozen else env.server_ms()
-        self.vars: dict[str, Json] = {"ns": self.ns, **script_vars()}
+        bare = self.ns.replace("{", "").replace("}", "")  # a sharded queue's name (SPEC 19)
+        self.vars: dict[str, Json] = {"ns": self.ns, "bare": bare, **script_vars()}
         self.sessions: dict[str, Session] = {}
         self.pending: dict[str, Pending] = {}
         self.transcript: collections.deque[dict[str, Any]] = collections.deque(maxlen=TRANSCRIPT_LIMIT)
@@ -388,7 +394,10 @@ def within_slack(expected: Json, actual: Json, slack_ms: int) -> Json:
 def _check(ctx: CaseContext, step: dict[str, Any]) -> None:
     spec = ctx.template(step["check"])
     if "state" in spec or "state_matches" in spec:
-        state = logical_state(ctx.env.client, ctx.prefix(spec.get("queue")))
+        prefix = ctx.prefix(spec.get("queue"))
+        if "shard" in spec:  # shard i of a sharded queue (SPEC 19), whose name has no hash tag
+            prefix = f"{{{ctx.prefix(spec.get('queue'), tagged=False)}#{spec['shard']}}}"
+        state = logical_state(ctx.env.client, prefix)
         for name, expected in spec.get("state", {}).items():
             problem = difference(expected, within_slack(expected, state[name], ttl_slack_ms(ctx)))
             if problem:
@@ -442,8 +451,12 @@ def _check_wire(ctx: CaseContext, trace: Trace) -> None:
     parties = {}
     for name, session in ctx.sessions.items():
         impl = hosting_impl(session.spec.impl)
+        shards = session.shards
         parties[session.client_name] = Party(
-            f"session {name!r} ({impl})", (session.prefix + ":").encode(), checked=impl == SUBJECT
+            f"session {name!r} ({impl})",
+            (session.prefix + ("" if shards else ":")).encode(),
+            checked=impl == SUBJECT,
+            shards=shards,
         )
     one_script, silent = {}, {}
     for position, step in enumerate(ctx.case.steps, 1):
@@ -451,7 +464,10 @@ def _check_wire(ctx: CaseContext, trace: Trace) -> None:
         if quiet and hosting_impl(ctx.sessions[step["session"]].spec.impl) == SUBJECT:
             silent[position] = ctx.sessions[step["session"]].client_name
         one = ONE_SCRIPT.get(step.get("call", ""))
-        if one and "async" not in step and "error" not in step.get("expect", {}):
+        # A sharded queue's operation is a call per shard (RWQ-SHARD-005 chooses the composite by
+        # the rotation, which starts at random), so it is not one script call.
+        sharded = "session" in step and ctx.sessions[step["session"]].shards
+        if one and not sharded and "async" not in step and "error" not in step.get("expect", {}):
             session = ctx.sessions[step["session"]]
             if hosting_impl(session.spec.impl) == SUBJECT:
                 one_script[position] = (session.client_name, *one)

@@ -22,9 +22,12 @@ from ..client import WorkQueue
 from ..errors import RwqError
 from ..protocol.operations import CleanReport, DeadItem, FailOutcome, FailResult, Lease, Outcome, RetryPolicy
 from ..protocol.scripts import registry
+from ..sharded import ShardedWorkQueue
 from .encoding import Json, decode_bytes, encode_bytes
 
-PROFILES = ["core", "retry", "delay", "ack", "flat", "legacy-lease"]
+PROFILES = ["core", "retry", "delay", "ack", "flat", "sharded", "legacy-lease"]
+Queue = WorkQueue | ShardedWorkQueue
+"""A session's queue: profile sharded's (option ``shards``) or a plain one."""
 OUTCOMES = {Outcome.DONE: "done", Outcome.GONE: "gone", Outcome.LEASE_LOST: "lease_lost"}
 FAIL_OUTCOMES = {FailOutcome.RETRY: "retry", FailOutcome.DEAD: "dead", FailOutcome.GONE: "gone"}
 
@@ -65,7 +68,7 @@ def _clean(report: CleanReport) -> Json:
     }
 
 
-def _counts(queue: WorkQueue) -> Json:
+def _counts(queue: Queue) -> Json:
     counts = queue.counts()
     return {
         "queued": counts.queued,
@@ -116,7 +119,7 @@ def _fail(result: FailResult) -> Json:
     return {"outcome": FAIL_OUTCOMES[result.outcome], "delay_ms": result.delay_ms}
 
 
-def _complete_and_lease(queue: WorkQueue, p: dict[str, Any]) -> Json:
+def _complete_and_lease(queue: Queue, p: dict[str, Any]) -> Json:
     outcomes, leases = queue.complete_and_lease_many(
         [_target(t) for t in p["items"]],
         p.get("count", 1),
@@ -126,16 +129,16 @@ def _complete_and_lease(queue: WorkQueue, p: dict[str, Any]) -> Json:
     return {"outcomes": [OUTCOMES[o] for o in outcomes], "leases": [_lease_json(lease) for lease in leases]}
 
 
-def _set_policy(queue: WorkQueue, p: dict[str, Any]) -> Json:
+def _set_policy(queue: Queue, p: dict[str, Any]) -> Json:
     queue.set_retry_policy(_policy(p["policy"]))
     return {}
 
 
-def _set_policy_if_absent(queue: WorkQueue, p: dict[str, Any]) -> Json:
+def _set_policy_if_absent(queue: Queue, p: dict[str, Any]) -> Json:
     return queue.set_retry_policy(_policy(p["policy"]), if_absent=True)
 
 
-METHODS: dict[str, Callable[[WorkQueue, dict[str, Any]], Json]] = {
+METHODS: dict[str, Callable[[Queue, dict[str, Any]], Json]] = {
     "add": lambda q, p: q.add(_id(p["id"]), decode_bytes(p["data"]), **_given(p, "delay_ms")),
     "add_many": lambda q, p: q.add_many(
         [(_id(i["id"]), decode_bytes(i["data"])) for i in p["items"]], **_given(p, "delay_ms")
@@ -189,7 +192,7 @@ class Adapter:
     def __init__(self) -> None:
         self.redis_url = os.environ.get("RWQ_REDIS_URL", "")
         self.cluster = os.environ.get("RWQ_REDIS_CLUSTER") == "1"
-        self.sessions: dict[str, tuple[redis.Redis | RedisCluster, WorkQueue]] = {}
+        self.sessions: dict[str, tuple[redis.Redis | RedisCluster, Queue]] = {}
         self.done = False
 
     def hello(self, args: dict[str, Any]) -> Json:
@@ -218,9 +221,14 @@ class Adapter:
         # with a narrower constructor keep working on the cases that do not use them.
         extra = ("wait_replicas", "wait_timeout_ms", "flat_in_flight")
         given = {name: options[name] for name in extra if name in options}
-        queue = WorkQueue(
-            client, args["queue"], legacy_lease_key=options.get("legacy_lease_key", False), **given
-        )
+        legacy = options.get("legacy_lease_key", False)
+        queue: Queue
+        if "shards" in options:
+            queue = ShardedWorkQueue(
+                client, args["queue"], shards=options["shards"], legacy_lease_key=legacy, **given
+            )
+        else:
+            queue = WorkQueue(client, args["queue"], legacy_lease_key=legacy, **given)
         self.sessions[args["session"]] = (client, queue)
         return {}
 

@@ -13,6 +13,8 @@ named themselves, must:
 * touch only keys under their queue's prefix ``P:``, in their own commands and in the commands
   their scripts run (RWQ-KEYS-006); ``SCAN`` must ``MATCH`` inside ``P:``, and ``BLMOVE`` must be
   ``BLMOVE P:queue P:processing RIGHT LEFT t`` with ``0 < t <= 1`` s (RWQ-LEASE-008, RWQ-LEASE-012);
+  a session of a sharded queue ``P`` touches only its shards ``{P#i}:`` and its doorbell, and
+  waits with ``BLPOP {P#bell} t``, never ``BLMOVE`` (RWQ-SHARD-007);
 * call scripts with ``EVALSHA``, and use ``EVAL`` (or ``SCRIPT LOAD``) only to retry an
   ``EVALSHA`` that hit ``NOSCRIPT``, which they must always retry (RWQ-SCRIPT-002). The runner
   knows which scripts the server holds: it asks ``SCRIPT EXISTS`` when the trace starts and
@@ -69,6 +71,7 @@ ALLOWED = frozenset(
         (b"SCRIPT", b"EXISTS"),
         # the blocking lease, deep_clean, and reading the retry policy (shapes checked below)
         (b"BLMOVE",),
+        (b"BLPOP",),
         (b"WAIT",),
         (b"SCAN",),
         (b"HGETALL",),
@@ -199,11 +202,37 @@ class CommandTable:
 @dataclass(frozen=True)
 class Party:
     """Who sent a command, as the checks see it: a label for messages, the key prefix ``P:`` its
-    keys must start with, and whether its commands are checked at all (the subject's are)."""
+    keys must start with, and whether its commands are checked at all (the subject's are).
+
+    A session of a sharded queue (profile sharded, SPEC 19) has ``shards`` > 0 and ``prefix``
+    ``P`` without the colon: its keys are those of its shards ``{P#i}:`` and its doorbell
+    ``{P#bell}``."""
 
     label: str
     prefix: bytes
     checked: bool
+    shards: int = 0
+
+    @property
+    def prefixes(self) -> tuple[bytes, ...]:
+        """The ``P:`` of each queue the party uses: its own, or each shard's."""
+        if not self.shards:
+            return (self.prefix,)
+        return tuple(b"{" + self.prefix + b"#%d}:" % shard for shard in range(self.shards))
+
+    @property
+    def bell(self) -> bytes | None:
+        return b"{" + self.prefix + b"#bell}" if self.shards else None
+
+    @property
+    def shown(self) -> str:
+        """The namespace, for messages."""
+        if not self.shards:
+            return self.prefix.decode(errors="replace")
+        return "{" + self.prefix.decode(errors="replace") + f"#0..{self.shards - 1}}}: and its doorbell"
+
+    def owns(self, key: bytes) -> bool:
+        return key == self.bell or any(key.startswith(prefix) for prefix in self.prefixes)
 
 
 @dataclass(frozen=True)
@@ -220,6 +249,14 @@ class _Pending:
 
     counts: Counter[str] = field(default_factory=Counter)
     steps: dict[str, int] = field(default_factory=dict)
+
+
+def _seconds(arg: bytes) -> float:
+    """A blocking command's timeout in seconds, or -1 when it is not a number."""
+    try:
+        return float(arg)
+    except ValueError:
+        return -1.0
 
 
 def _sha(body: bytes) -> str:
@@ -271,12 +308,12 @@ class Checker:
 
     def _outside(self, party: Party, keys: list[bytes], seen: Seen, inner: str = "") -> None:
         for key in keys:
-            if not key.startswith(party.prefix):
+            if not party.owns(key):
                 where = f"its script ran {inner}, which touches" if inner else "touches"
                 self._flag(
                     party,
                     f"sent {show(seen.args)}: {where} key {show((key,))}, outside its namespace "
-                    f"{party.prefix.decode(errors='replace')} (RWQ-KEYS-006)",
+                    f"{party.shown} (RWQ-KEYS-006)",
                 )
                 return
 
@@ -356,7 +393,7 @@ class Checker:
             self._flag(party, f"ran a script that is not canonical (SHA1 {sha}) (RWQ-SCRIPT-001)")
             return
         expected = self.one_script.get(self.step)
-        if expected and self.names.get(seen.client) == expected[0]:
+        if expected and self.names.get(seen.client) == expected[0] and script != "shards":
             first_arg = args[3 + numkeys] if len(args) > 3 + numkeys else b""
             self._first_script.setdefault(self.step, (script, first_arg))
         self._outside(party, list(args[3 : 3 + numkeys]), seen)
@@ -408,38 +445,53 @@ class Checker:
             )
             return
         if name == b"HGETALL":
-            if seen.args[1:] != (party.prefix + b"policy",):
+            if seen.args[1:] not in [(prefix + b"policy",) for prefix in party.prefixes]:
                 self._flag(
                     party,
                     f"sent {show(seen.args)}: HGETALL is only for reading the queue's retry policy "
-                    f"{party.prefix.decode(errors='replace')}policy (RWQ-SCRIPT-006)",
+                    f"P:policy in {party.shown} (RWQ-SCRIPT-006)",
                 )
         elif name == b"BLMOVE":
             self._blmove(party, seen)
+        elif name == b"BLPOP":
+            self._blpop(party, seen)
         elif name == b"SCAN":
             upper = [arg.upper() for arg in seen.args]
             pattern = seen.args[upper.index(b"MATCH") + 1] if b"MATCH" in upper[:-1] else b""
-            if not pattern.startswith(party.prefix):
+            if not any(pattern.startswith(prefix) for prefix in party.prefixes):
                 self._flag(
                     party,
                     f"sent {show(seen.args)}: a SCAN must MATCH inside its namespace "
-                    f"{party.prefix.decode(errors='replace')} (RWQ-KEYS-006, SPEC 6.12)",
+                    f"{party.shown} (RWQ-KEYS-006, SPEC 6.12)",
                 )
         else:
             self._outside(party, self.table.keys(seen.args), seen)
 
     def _blmove(self, party: Party, seen: Seen) -> None:
+        if party.shards:
+            self._flag(
+                party,
+                f"sent {show(seen.args)}: a sharded queue's blocking lease waits on its doorbell with "
+                "BLPOP, never on a shard (RWQ-SHARD-007)",
+            )
+            return
         shape = (b"BLMOVE", party.prefix + b"queue", party.prefix + b"processing", b"RIGHT", b"LEFT")
         got = (seen.name, *seen.args[1:3], *(arg.upper() for arg in seen.args[3:5]))
-        try:
-            wait_s = float(seen.args[5]) if len(seen.args) == 6 else -1.0
-        except ValueError:
-            wait_s = -1.0
+        wait_s = _seconds(seen.args[5]) if len(seen.args) == 6 else -1.0
         if got != shape or not 0 < wait_s <= MAX_BLMOVE_S:
             self._flag(
                 party,
                 f"sent {show(seen.args)}: a blocking lease waits with BLMOVE P:queue P:processing "
                 f"RIGHT LEFT and at most {MAX_BLMOVE_S:g} s at a time (RWQ-LEASE-008, RWQ-LEASE-012)",
+            )
+
+    def _blpop(self, party: Party, seen: Seen) -> None:
+        wait_s = _seconds(seen.args[2]) if len(seen.args) == 3 else -1.0
+        if party.bell is None or seen.args[1:2] != (party.bell,) or not 0 < wait_s <= MAX_BLMOVE_S:
+            self._flag(
+                party,
+                f"sent {show(seen.args)}: BLPOP is only a sharded queue's wait on its doorbell, "
+                f"BLPOP {{P#bell}} t with 0 < t <= {MAX_BLMOVE_S:g} s (RWQ-SHARD-007, RWQ-SCRIPT-006)",
             )
 
     def finish(self) -> list[Violation]:
