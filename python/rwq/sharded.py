@@ -169,7 +169,7 @@ class ShardedWorkQueue:
         except RwqError as exc:
             if not step.hint:
                 raise
-            log.warning("rwq: the doorbell of %r was not rung: %s", self.layout.prefix, exc)
+            log.warning("rwq: the doorbell of %r was not rung: %s: %s", self.layout.prefix, exc.code, exc)
             return None
 
 
@@ -311,5 +311,5 @@ class AsyncShardedWorkQueue:
         except RwqError as exc:
             if not step.hint:
                 raise
-            log.warning("rwq: the doorbell of %r was not rung: %s", self.layout.prefix, exc)
+            log.warning("rwq: the doorbell of %r was not rung: %s: %s", self.layout.prefix, exc.code, exc)
             return None
