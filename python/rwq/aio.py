@@ -207,7 +207,7 @@ class AsyncWorkQueue:
         return (await self.counts()).queued
 
     async def processing_len(self) -> int:
-        """In-flight items: ``LLEN <prefix>:processing``."""
+        """In-flight items: ``LLEN <prefix>:processing`` plus ``ZCARD <prefix>:in_flight`` (SPEC §18)."""
         return (await self.counts()).processing
 
     async def light_clean(self, *, chunk: int = 100, pace_ms: int = 0) -> CleanReport:

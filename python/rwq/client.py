@@ -201,7 +201,7 @@ class WorkQueue:
         return self.counts().queued
 
     def processing_len(self) -> int:
-        """In-flight items: ``LLEN <prefix>:processing``."""
+        """In-flight items: ``LLEN <prefix>:processing`` plus ``ZCARD <prefix>:in_flight`` (SPEC §18)."""
         return self.counts().processing
 
     def light_clean(self, *, chunk: int = 100, pace_ms: int = 0) -> CleanReport:

@@ -102,7 +102,8 @@ class Outcome(enum.IntEnum):
 
 @dataclass(frozen=True, slots=True)
 class Counts:
-    """Ready (``LLEN <P>:queue``), in-flight (``LLEN <P>:processing``), delayed and dead items."""
+    """Ready (``LLEN <P>:queue``), in-flight (``LLEN <P>:processing`` + ``ZCARD <P>:in_flight``),
+    delayed and dead items."""
 
     queued: int
     processing: int
