@@ -24,6 +24,7 @@ from rwq import RetryPolicy, WorkQueue, cli_queue
 from rwq.cli import cli
 from rwq.conformance.cluster import SLOT_RANGES, LocalCluster
 from rwq.conformance.redis_server import RedisServer
+from rwq.sharded import ShardedWorkQueue
 
 SCHEMA = json.loads((Path(__file__).resolve().parents[1] / "schemas" / "cli-output.schema.json").read_text())
 
@@ -85,6 +86,32 @@ def test_stats_clean_and_the_dead_letter_set(
     assert rwq(redis_server, "dead", "purge", "--prefix", p, "b")["results"] == [{"id": "b", "done": True}]
     assert queue.counts().queued == 1
     assert queue.counts().dead == 0
+
+
+def test_operator_commands_on_a_sharded_queue(r: redis.Redis, redis_server: RedisServer) -> None:
+    """``--shards N``: stats, clean and the dead-letter set cover every shard."""
+    queue = ShardedWorkQueue(r, "sh", shards=3)
+    queue.set_retry_policy(RetryPolicy(max_attempts=1))
+    queue.add_many([(f"i{n}", b"x") for n in range(6)])
+    for _ in range(3):
+        held = queue.lease(60_000)
+        assert held is not None
+        queue.fail(held, "boom")
+    args = ("--prefix", "sh", "--shards", "3")
+    stats = rwq(redis_server, "stats", *args)
+    assert (stats["queued"], stats["processing"], stats["dead"]) == (3, 0, 3)
+    listed = rwq(redis_server, "dead", "list", *args)
+    dead = [item["id"] for item in listed["items"]]
+    assert len(dead) == 3
+    assert {ShardedWorkQueue(r, "sh", shards=3).layout.shard_of(item_id) for item_id in dead} == {0, 1, 2}
+    assert rwq(redis_server, "dead", "requeue", *args, *dead)["results"] == [
+        {"id": i, "done": True} for i in dead
+    ]
+    assert rwq(redis_server, "clean", *args)["light"]["requeued"] == []
+    assert rwq(redis_server, "stats", *args)["queued"] == 6
+    result = CliRunner().invoke(cli, ["stats", "--prefix", "sh", "--shards", "2", "--url", redis_server.url])
+    assert result.exit_code == 1
+    assert "SHARD_MISMATCH" in result.output
 
 
 @pytest.mark.parametrize(

@@ -14,6 +14,7 @@ import redis
 
 from rwq import WorkQueue
 from rwq.conformance.redis_server import RedisServer
+from rwq.sharded import ShardedWorkQueue
 
 TASKS = """
 import os, redis
@@ -68,6 +69,24 @@ def test_flat_in_flight_leases_into_the_sorted_set(
     assert process.returncode == 0, stderr
     assert sorted(r.lrange("done", 0, -1)) == sorted(f"i{n}".encode() for n in range(20))
     assert r.exists("jobs:in_flight", "jobs:processing") == 0
+
+
+@pytest.mark.parametrize("handler", ["tasks:handle", "tasks:handle_async"])
+def test_shards_drains_every_shard(
+    tmp_path: Path, redis_server: RedisServer, r: redis.Redis, handler: str
+) -> None:
+    """``--shards`` (profile sharded): the worker leases from every shard of the queue."""
+    ShardedWorkQueue(r, "sh", shards=4).add_many([(f"i{n}", b"x") for n in range(40)])
+    process = _worker(tmp_path, redis_server, handler, "-q", "sh", "--shards", "4", "--burst", "-c", "3")
+    _, stderr = process.communicate(timeout=60)
+    assert process.returncode == 0, stderr
+    assert sorted(r.lrange("done", 0, -1)) == sorted(f"i{n}".encode() for n in range(40))
+    counts = ShardedWorkQueue(r, "sh", shards=4).counts()
+    assert (counts.queued, counts.processing) == (0, 0)
+    mismatch = _worker(tmp_path, redis_server, handler, "-q", "sh", "--shards", "5", "--burst")
+    _, stderr = mismatch.communicate(timeout=60)
+    assert mismatch.returncode == 1
+    assert "ShardMismatch" in stderr
 
 
 def test_a_failing_item_is_retried_later_and_burst_still_ends(

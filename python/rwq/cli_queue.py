@@ -32,6 +32,7 @@ from .client import WorkQueue
 from .errors import InvalidArgument, RwqError
 from .protocol import acl
 from .protocol.operations import CleanReport, DeadItem
+from .sharded import ShardedWorkQueue
 
 DEFAULT_URL = "redis://127.0.0.1:6379/0"
 COUNTS = ("queued", "processing", "delayed", "dead")
@@ -46,10 +47,17 @@ cluster_option = click.option(
     "--cluster", is_flag=True, help="Connect to a Redis Cluster (prefixes need a hash tag)."
 )
 json_option = click.option("--json", "as_json", is_flag=True, help="Print JSON (rwq's cli-output schema).")
+shards_option = click.option(
+    "--shards",
+    type=click.IntRange(0, 1024),
+    default=0,
+    help="Profile sharded: the queue's shard count (SPEC §19); 0, the default: not sharded.",
+)
 queue_options: list[Callable[[Any], Any]] = [
     url_option,
     click.option("--prefix", required=True, help="The queue's key prefix."),
     cluster_option,
+    shards_option,
     json_option,
 ]
 
@@ -61,10 +69,13 @@ def with_queue_options(command: Callable[..., Any]) -> Callable[..., Any]:
 
 
 @contextmanager
-def open_queue(url: str, prefix: str, cluster: bool) -> Iterator[WorkQueue]:
-    """A queue on a client of its own; every failure becomes a one-line CLI error (exit 1)."""
+def open_queue(
+    url: str, prefix: str, cluster: bool, shards: int = 0
+) -> Iterator[WorkQueue | ShardedWorkQueue]:
+    """A queue (sharded when ``shards``) on a client of its own; every failure becomes a one-line
+    CLI error (exit 1)."""
     with open_client(url, cluster) as client:
-        yield WorkQueue(client, prefix)
+        yield ShardedWorkQueue(client, prefix, shards=shards) if shards else WorkQueue(client, prefix)
 
 
 def _hint(exc: Exception) -> str:
@@ -114,9 +125,10 @@ def _table(title: str, *columns: str) -> Table:
     return table
 
 
-def server_now_ms(queue: WorkQueue) -> int:
+def server_now_ms(queue: WorkQueue | ShardedWorkQueue) -> int:
     """The server's clock (SPEC §5: times come from Redis), in epoch milliseconds."""
-    seconds, micros = queue._redis.time()
+    plain = queue.queues[0] if isinstance(queue, ShardedWorkQueue) else queue
+    seconds, micros = plain._redis.time()
     return int(seconds) * 1000 + int(micros) // 1000
 
 
@@ -148,9 +160,9 @@ def payload_text(data: bytes, mode: str) -> str:
 
 @click.command()
 @with_queue_options
-def stats(*, url: str, prefix: str, cluster: bool, as_json: bool) -> None:
+def stats(*, url: str, prefix: str, cluster: bool, shards: int, as_json: bool) -> None:
     """Ready, in-flight, delayed and dead counts of a queue, read at one instant."""
-    with open_queue(url, prefix, cluster) as queue:
+    with open_queue(url, prefix, cluster, shards) as queue:
         counts = queue.counts()
     table = _table(f"queue {prefix}", "ready", "in flight", "delayed", "dead")
     table.add_row(*(str(n) for n in (counts.queued, counts.processing, counts.delayed, counts.dead)))
@@ -160,9 +172,9 @@ def stats(*, url: str, prefix: str, cluster: bool, as_json: bool) -> None:
 @click.command()
 @with_queue_options
 @click.option("--deep", is_flag=True, help="Also find orphans with SCAN (a deep clean).")
-def clean(*, url: str, prefix: str, cluster: bool, as_json: bool, deep: bool) -> None:
+def clean(*, url: str, prefix: str, cluster: bool, shards: int, as_json: bool, deep: bool) -> None:
     """Requeue abandoned items (expired leases); with --deep, orphans too."""
-    with open_queue(url, prefix, cluster) as queue:
+    with open_queue(url, prefix, cluster, shards) as queue:
         reports = {"light": queue.light_clean()}
         if deep:
             reports["deep"] = queue.deep_clean()
@@ -232,9 +244,11 @@ def _dead(item: DeadItem) -> dict[str, Any]:
 @with_queue_options
 @click.option("--offset", type=click.IntRange(min=0), default=0, show_default=True)
 @click.option("--count", type=click.IntRange(1, 1000), default=100, show_default=True)
-def dead_list(*, url: str, prefix: str, cluster: bool, as_json: bool, offset: int, count: int) -> None:
+def dead_list(
+    *, url: str, prefix: str, cluster: bool, shards: int, as_json: bool, offset: int, count: int
+) -> None:
     """Dead items, newest first."""
-    with open_queue(url, prefix, cluster) as queue:
+    with open_queue(url, prefix, cluster, shards) as queue:
         items = queue.dead_items(offset=offset, count=count)
         now_ms = server_now_ms(queue)
     table = _table(f"dead items of {prefix}", "id", "dead since", "attempts", "reason")
@@ -253,9 +267,11 @@ def dead_list(*, url: str, prefix: str, cluster: bool, as_json: bool, offset: in
     help="auto: text when the payload is UTF-8, else base64.",
 )
 @click.argument("item_id")
-def dead_show(*, url: str, prefix: str, cluster: bool, as_json: bool, payload: str, item_id: str) -> None:
+def dead_show(
+    *, url: str, prefix: str, cluster: bool, shards: int, as_json: bool, payload: str, item_id: str
+) -> None:
     """One dead item, with its payload."""
-    with open_queue(url, prefix, cluster) as queue:
+    with open_queue(url, prefix, cluster, shards) as queue:
         item = queue.dead_item(item_id)
         now_ms = server_now_ms(queue)
     if item is None:
@@ -272,23 +288,37 @@ def dead_show(*, url: str, prefix: str, cluster: bool, as_json: bool, payload: s
 @dead.command("requeue")
 @with_queue_options
 @click.argument("item_ids", nargs=-1, required=True)
-def dead_requeue(*, url: str, prefix: str, cluster: bool, as_json: bool, item_ids: tuple[str, ...]) -> None:
+def dead_requeue(
+    *, url: str, prefix: str, cluster: bool, shards: int, as_json: bool, item_ids: tuple[str, ...]
+) -> None:
     """Make dead items ready again, their attempts reset."""
-    _dead_action(url=url, prefix=prefix, cluster=cluster, as_json=as_json, ids=item_ids, action="requeue")
+    _dead_action(
+        url=url,
+        prefix=prefix,
+        cluster=cluster,
+        shards=shards,
+        as_json=as_json,
+        ids=item_ids,
+        action="requeue",
+    )
 
 
 @dead.command("purge")
 @with_queue_options
 @click.argument("item_ids", nargs=-1, required=True)
-def dead_purge(*, url: str, prefix: str, cluster: bool, as_json: bool, item_ids: tuple[str, ...]) -> None:
+def dead_purge(
+    *, url: str, prefix: str, cluster: bool, shards: int, as_json: bool, item_ids: tuple[str, ...]
+) -> None:
     """Delete dead items for good."""
-    _dead_action(url=url, prefix=prefix, cluster=cluster, as_json=as_json, ids=item_ids, action="purge")
+    _dead_action(
+        url=url, prefix=prefix, cluster=cluster, shards=shards, as_json=as_json, ids=item_ids, action="purge"
+    )
 
 
 def _dead_action(
-    *, url: str, prefix: str, cluster: bool, as_json: bool, ids: tuple[str, ...], action: str
+    *, url: str, prefix: str, cluster: bool, shards: int, as_json: bool, ids: tuple[str, ...], action: str
 ) -> None:
-    with open_queue(url, prefix, cluster) as queue:
+    with open_queue(url, prefix, cluster, shards) as queue:
         done = queue.requeue_dead(list(ids)) if action == "requeue" else queue.purge_dead(list(ids))
     table = _table(f"dead {action} in {prefix}", "id", "done")
     for item_id, flag in zip(ids, done, strict=True):

@@ -28,9 +28,10 @@ from redis.cluster import RedisCluster
 
 from .aio import AsyncWorkQueue
 from .aio_worker import AsyncWorker
-from .cli_queue import cluster_option, url_option
+from .cli_queue import cluster_option, shards_option, url_option
 from .client import WorkQueue
 from .errors import RwqError
+from .sharded import AsyncShardedWorkQueue, ShardedWorkQueue
 from .worker import Worker
 
 BURST_CHECK_S = 0.2
@@ -84,6 +85,7 @@ def load_handler(spec: str) -> Callable[..., Any]:
     is_flag=True,
     help="Profile flat: keep leases in <prefix>:in_flight (no redis-work-queue 0.1.x cleaners on the queue).",
 )
+@shards_option
 @click.option("--log-format", type=click.Choice(["text", "json"]), default="text", show_default=True)
 @click.option("--log-level", type=click.Choice(["DEBUG", "INFO", "WARNING", "ERROR"]), default="INFO")
 def worker_command(
@@ -98,6 +100,7 @@ def worker_command(
     timeout_ms: int | None,
     liveness_file: str | None,
     flat_in_flight: bool,
+    shards: int,
     log_format: str,
     log_level: str,
 ) -> None:
@@ -111,7 +114,9 @@ def worker_command(
     text = logging.Formatter("%(asctime)s %(levelname)s %(message)s")
     stream.setFormatter(JsonFormatter() if log_format == "json" else text)
     logging.basicConfig(level=log_level, handlers=[stream], force=True)
-    run = Run(url, prefix, cluster, burst, concurrency, lease_ms, timeout_ms, liveness_file, flat_in_flight)
+    run = Run(
+        url, prefix, cluster, burst, concurrency, lease_ms, timeout_ms, liveness_file, flat_in_flight, shards
+    )
     try:
         if inspect.iscoroutinefunction(handler):
             asyncio.run(_run_async(handler, run))
@@ -135,6 +140,7 @@ class Run:
     timeout_ms: int | None
     liveness_file: str | None
     flat_in_flight: bool = False
+    shards: int = 0
 
     def options(self) -> dict[str, Any]:
         """The worker's settings."""
@@ -148,7 +154,11 @@ class Run:
 
 def _run_sync(handler: Callable[..., Any], run: Run) -> None:
     client: Any = RedisCluster.from_url(run.url) if run.cluster else redis.Redis.from_url(run.url)
-    queue = WorkQueue(client, run.prefix, flat_in_flight=run.flat_in_flight)
+    queue: WorkQueue | ShardedWorkQueue = (
+        ShardedWorkQueue(client, run.prefix, shards=run.shards, flat_in_flight=run.flat_in_flight)
+        if run.shards
+        else WorkQueue(client, run.prefix, flat_in_flight=run.flat_in_flight)
+    )
     queue.counts()  # fail fast: a Redis that cannot be used at start is exit 1, not endless retries
     worker = Worker(queue, handler, **run.options())
     done = threading.Event()
@@ -174,7 +184,11 @@ async def _run_async(handler: Callable[..., Any], run: Run) -> None:
     client: Any = (
         AsyncRedisCluster.from_url(run.url) if run.cluster else redis.asyncio.Redis.from_url(run.url)
     )
-    queue = AsyncWorkQueue(client, run.prefix, flat_in_flight=run.flat_in_flight)
+    queue: AsyncWorkQueue | AsyncShardedWorkQueue = (
+        AsyncShardedWorkQueue(client, run.prefix, shards=run.shards, flat_in_flight=run.flat_in_flight)
+        if run.shards
+        else AsyncWorkQueue(client, run.prefix, flat_in_flight=run.flat_in_flight)
+    )
     await queue.counts()
     worker = AsyncWorker(queue, handler, **run.options())
 
