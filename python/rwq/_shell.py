@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 from typing import Any
 
 import redis
@@ -134,26 +135,44 @@ async def run_script_once_async(client: Any, command: RunScript) -> Any:
 REDIRECTS = (MovedError, AskError)  # the script did not run: the cluster client may follow them
 
 
+NODE_DOWN = (redis.exceptions.ConnectionError, redis.exceptions.TimeoutError)
+"""Failures after which the cluster's slot map may be stale (a master died and a replica took over)."""
+
+
 def run_script_on_node(cluster: Any, command: RunScript) -> Any:
-    """:func:`run_script_once` on the Redis Cluster node that serves the queue's slot."""
+    """:func:`run_script_once` on the Redis Cluster node that serves the queue's slot.
+
+    This bypasses the cluster client's own command path, so it also does what that path does
+    when a node cannot be reached: it reloads the slot map, so that the next call goes to the
+    master that took over; the failed call is still reported (it may or may not have run)."""
     node = cluster.get_node_from_key(command.keys[0])
-    return run_script_once(node.redis_connection, command)
+    try:
+        return run_script_once(node.redis_connection, command)
+    except NODE_DOWN:
+        with contextlib.suppress(RedisError, RedisClusterException):
+            cluster.nodes_manager.initialize()
+        raise
 
 
 async def run_script_on_node_async(cluster: Any, command: RunScript) -> Any:
     """The same for ``redis.asyncio`` clusters, whose node connections never retry."""
     await cluster.initialize()
     node = cluster.get_node_from_key(command.keys[0])
-    if command.wait is not None:  # the WAIT must share the script's connection
-        connection = node.acquire_connection()
-        try:
-            return await run_script_on_connection_async(connection, command)
-        finally:
-            node.release(connection)
     try:
-        return await node.execute_command("EVALSHA", command.script.sha1, *script_args(command))
-    except NoScriptError:
-        return await node.execute_command("EVAL", command.script.source, *script_args(command))
+        if command.wait is not None:  # the WAIT must share the script's connection
+            connection = node.acquire_connection()
+            try:
+                return await run_script_on_connection_async(connection, command)
+            finally:
+                node.release(connection)
+        try:
+            return await node.execute_command("EVALSHA", command.script.sha1, *script_args(command))
+        except NoScriptError:
+            return await node.execute_command("EVAL", command.script.source, *script_args(command))
+    except NODE_DOWN:
+        with contextlib.suppress(RedisError, RedisClusterException):
+            await cluster.nodes_manager.initialize()
+        raise
 
 
 def call_kwargs(client: Any, command: Call, *, cluster: bool) -> dict[str, Any]:
