@@ -18,7 +18,7 @@ const (
 	CodeRedisError        Code = "REDIS_ERROR"        // Redis failed or was unreachable; outcome may be unknown
 	CodeWrongType         Code = "WRONG_TYPE"         // a key of the layout has another Redis type; nothing was written
 	CodeNotReplicated     Code = "NOT_REPLICATED"     // profile ack: done on the primary, too few replicas acknowledged in time
-	CodeShardMismatch     Code = "SHARD_MISMATCH"     // profile sharded (draft): the queue records another shard count
+	CodeShardMismatch     Code = "SHARD_MISMATCH"     // profile sharded: the queue records another shard count (RWQ-SHARD-003)
 )
 
 // Sentinels to test an error's code with errors.Is; errors.As with *Error gives the details.

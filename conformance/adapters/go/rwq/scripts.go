@@ -58,7 +58,7 @@ func loadScripts() map[string]*redis.Script {
 		out[name] = redis.NewScript(string(src))
 	}
 	for _, name := range []string{"add", "lease", "claim", "renew", "complete", "complete_and_lease",
-		"release", "counts", "light_clean", "deep_clean", "set_policy", "fail", "dead"} {
+		"release", "counts", "light_clean", "deep_clean", "set_policy", "fail", "dead", "shards", "ring"} {
 		if out[name] == nil {
 			panic("rwq: embedded manifest lacks script " + name)
 		}

@@ -182,14 +182,54 @@ func deadJSON(d rwq.DeadItem, withData bool) map[string]any {
 	return v
 }
 
-var methods = map[string]func(q *rwq.Queue, p params) (any, error){
-	"add": func(q *rwq.Queue, p params) (any, error) {
+// queue is what a session's methods call: a *rwq.Queue, or a *rwq.ShardedQueue when the session
+// was opened with option "shards" (profile sharded); both offer the same methods.
+type queue interface {
+	Add(ctx context.Context, id string, data []byte) (bool, error)
+	AddDelayed(ctx context.Context, id string, data []byte, delayMs int64) (bool, error)
+	AddMany(ctx context.Context, items []rwq.Item) ([]bool, error)
+	AddManyDelayed(ctx context.Context, items []rwq.Item, delayMs int64) ([]bool, error)
+	Lease(ctx context.Context, leaseMs int64) (*rwq.Lease, error)
+	LeaseBlocking(ctx context.Context, leaseMs, timeoutMs int64) (*rwq.Lease, error)
+	LeaseMany(ctx context.Context, count int, leaseMs int64) ([]rwq.Lease, error)
+	Renew(ctx context.Context, l rwq.Lease, leaseMs int64) (bool, error)
+	RenewMany(ctx context.Context, leases []rwq.Lease, leaseMs int64) ([]bool, error)
+	Complete(ctx context.Context, id string) (bool, error)
+	CompleteOwned(ctx context.Context, l rwq.Lease) (bool, error)
+	CompleteMany(ctx context.Context, ids []string) ([]rwq.Outcome, error)
+	CompleteManyOwned(ctx context.Context, leases []rwq.Lease) ([]rwq.Outcome, error)
+	CompleteAndLeaseMany(ctx context.Context, ids []string, count int, leaseMs int64) ([]rwq.Outcome, []rwq.Lease, error)
+	CompleteOwnedAndLeaseMany(ctx context.Context, leases []rwq.Lease, count int, leaseMs int64) ([]rwq.Outcome, []rwq.Lease, error)
+	Release(ctx context.Context, l rwq.Lease) (bool, error)
+	ReleaseDelayed(ctx context.Context, l rwq.Lease, delayMs int64) (bool, error)
+	ReleaseMany(ctx context.Context, leases []rwq.Lease) ([]rwq.Outcome, error)
+	ReleaseManyDelayed(ctx context.Context, leases []rwq.Lease, delayMs int64) ([]rwq.Outcome, error)
+	Fail(ctx context.Context, l rwq.Lease, reason string) (rwq.FailResult, error)
+	Counts(ctx context.Context) (rwq.Counts, error)
+	LightCleanPaced(ctx context.Context, chunk int, paceMs int64) (rwq.CleanReport, error)
+	DeepClean(ctx context.Context, chunk int) (rwq.CleanReport, error)
+	SetRetryPolicy(ctx context.Context, p *rwq.RetryPolicy) error
+	SetRetryPolicyIfAbsent(ctx context.Context, p *rwq.RetryPolicy) (bool, error)
+	RetryPolicy(ctx context.Context) (*rwq.RetryPolicy, error)
+	DeadItems(ctx context.Context, offset, count int) ([]rwq.DeadItem, error)
+	DeadItem(ctx context.Context, id string) (*rwq.DeadItem, error)
+	RequeueDead(ctx context.Context, ids []string) ([]bool, error)
+	PurgeDead(ctx context.Context, ids []string) ([]bool, error)
+}
+
+var (
+	_ queue = (*rwq.Queue)(nil)
+	_ queue = (*rwq.ShardedQueue)(nil)
+)
+
+var methods = map[string]func(q queue, p params) (any, error){
+	"add": func(q queue, p params) (any, error) {
 		if p.DelayMs != nil {
 			return q.AddDelayed(ctx, p.id(), p.Data, *p.DelayMs)
 		}
 		return q.Add(ctx, p.id(), p.Data)
 	},
-	"add_many": func(q *rwq.Queue, p params) (any, error) {
+	"add_many": func(q queue, p params) (any, error) {
 		items := make([]rwq.Item, len(p.Items))
 		for i, it := range p.Items {
 			items[i] = rwq.Item{ID: it.id(), Data: it.Data}
@@ -199,7 +239,7 @@ var methods = map[string]func(q *rwq.Queue, p params) (any, error){
 		}
 		return q.AddMany(ctx, items)
 	},
-	"lease": func(q *rwq.Queue, p params) (any, error) {
+	"lease": func(q queue, p params) (any, error) {
 		if p.Block {
 			l, err := q.LeaseBlocking(ctx, p.LeaseMs, p.TimeoutMs)
 			return leaseJSON(l), err
@@ -211,7 +251,7 @@ var methods = map[string]func(q *rwq.Queue, p params) (any, error){
 		l, err := q.Lease(ctx, p.LeaseMs)
 		return leaseJSON(l), err
 	},
-	"lease_many": func(q *rwq.Queue, p params) (any, error) {
+	"lease_many": func(q queue, p params) (any, error) {
 		leases, err := q.LeaseMany(ctx, or(p.Count, 0), p.LeaseMs)
 		out := make([]any, len(leases))
 		for i := range leases {
@@ -219,16 +259,16 @@ var methods = map[string]func(q *rwq.Queue, p params) (any, error){
 		}
 		return out, err
 	},
-	"renew": func(q *rwq.Queue, p params) (any, error) {
+	"renew": func(q queue, p params) (any, error) {
 		if p.Lease == nil {
 			return nil, badRequest("renew needs a lease")
 		}
 		return q.Renew(ctx, p.Lease.lease(), p.LeaseMs)
 	},
-	"renew_many": func(q *rwq.Queue, p params) (any, error) {
+	"renew_many": func(q queue, p params) (any, error) {
 		return q.RenewMany(ctx, leasesOf(p.Leases), p.LeaseMs)
 	},
-	"complete": func(q *rwq.Queue, p params) (any, error) {
+	"complete": func(q queue, p params) (any, error) {
 		t, err := p.target()
 		if err != nil {
 			return nil, err
@@ -238,7 +278,7 @@ var methods = map[string]func(q *rwq.Queue, p params) (any, error){
 		}
 		return q.Complete(ctx, t.ID)
 	},
-	"complete_many": func(q *rwq.Queue, p params) (any, error) {
+	"complete_many": func(q queue, p params) (any, error) {
 		leases, ids := make([]rwq.Lease, len(p.Items)), make([]string, len(p.Items))
 		for i, it := range p.Items {
 			t, err := it.target()
@@ -252,7 +292,7 @@ var methods = map[string]func(q *rwq.Queue, p params) (any, error){
 		}
 		return outcomes(q.CompleteMany(ctx, ids))
 	},
-	"complete_and_lease": func(q *rwq.Queue, p params) (any, error) {
+	"complete_and_lease": func(q queue, p params) (any, error) {
 		leases, ids := make([]rwq.Lease, len(p.Items)), make([]string, len(p.Items))
 		for i, it := range p.Items {
 			t, err := it.target()
@@ -279,7 +319,7 @@ var methods = map[string]func(q *rwq.Queue, p params) (any, error){
 		}
 		return map[string]any{"outcomes": names, "leases": leased}, nil
 	},
-	"release": func(q *rwq.Queue, p params) (any, error) {
+	"release": func(q queue, p params) (any, error) {
 		if p.Lease == nil {
 			return nil, badRequest("release needs a lease")
 		}
@@ -288,23 +328,23 @@ var methods = map[string]func(q *rwq.Queue, p params) (any, error){
 		}
 		return q.Release(ctx, p.Lease.lease())
 	},
-	"release_many": func(q *rwq.Queue, p params) (any, error) {
+	"release_many": func(q queue, p params) (any, error) {
 		if p.DelayMs != nil {
 			return outcomes(q.ReleaseManyDelayed(ctx, leasesOf(p.Leases), *p.DelayMs))
 		}
 		return outcomes(q.ReleaseMany(ctx, leasesOf(p.Leases)))
 	},
-	"counts": func(q *rwq.Queue, p params) (any, error) {
+	"counts": func(q queue, p params) (any, error) {
 		c, err := q.Counts(ctx)
 		return map[string]int64{"queued": c.Queued, "processing": c.Processing, "delayed": c.Delayed, "dead": c.Dead}, err
 	},
-	"light_clean": func(q *rwq.Queue, p params) (any, error) {
+	"light_clean": func(q queue, p params) (any, error) {
 		return cleanJSON(q.LightCleanPaced(ctx, or(p.Chunk, rwq.DefaultLightCleanChunk), or(p.PaceMs, 0)))
 	},
-	"deep_clean": func(q *rwq.Queue, p params) (any, error) {
+	"deep_clean": func(q queue, p params) (any, error) {
 		return cleanJSON(q.DeepClean(ctx, or(p.Chunk, rwq.DefaultDeepCleanChunk)))
 	},
-	"fail": func(q *rwq.Queue, p params) (any, error) {
+	"fail": func(q queue, p params) (any, error) {
 		if p.Lease == nil {
 			return nil, badRequest("fail needs a lease")
 		}
@@ -314,17 +354,17 @@ var methods = map[string]func(q *rwq.Queue, p params) (any, error){
 		}
 		return map[string]any{"outcome": failOutcomes[r.Outcome], "delay_ms": r.DelayMs}, nil
 	},
-	"set_policy": func(q *rwq.Queue, p params) (any, error) {
+	"set_policy": func(q queue, p params) (any, error) {
 		return struct{}{}, q.SetRetryPolicy(ctx, (*rwq.RetryPolicy)(p.Policy))
 	},
-	"set_policy_if_absent": func(q *rwq.Queue, p params) (any, error) {
+	"set_policy_if_absent": func(q queue, p params) (any, error) {
 		return q.SetRetryPolicyIfAbsent(ctx, (*rwq.RetryPolicy)(p.Policy))
 	},
-	"get_policy": func(q *rwq.Queue, p params) (any, error) {
+	"get_policy": func(q queue, p params) (any, error) {
 		policy, err := q.RetryPolicy(ctx)
 		return (*jpolicy)(policy), err
 	},
-	"dead_list": func(q *rwq.Queue, p params) (any, error) {
+	"dead_list": func(q queue, p params) (any, error) {
 		items, err := q.DeadItems(ctx, or(p.Offset, 0), or(p.Count, 100)) // the Python client's defaults
 		out := make([]any, len(items))
 		for i, d := range items {
@@ -332,15 +372,15 @@ var methods = map[string]func(q *rwq.Queue, p params) (any, error){
 		}
 		return out, err
 	},
-	"dead_get": func(q *rwq.Queue, p params) (any, error) {
+	"dead_get": func(q queue, p params) (any, error) {
 		d, err := q.DeadItem(ctx, p.id())
 		if d == nil || err != nil {
 			return nil, err
 		}
 		return deadJSON(*d, true), nil
 	},
-	"dead_requeue": func(q *rwq.Queue, p params) (any, error) { return q.RequeueDead(ctx, p.ids()) },
-	"dead_purge":   func(q *rwq.Queue, p params) (any, error) { return q.PurgeDead(ctx, p.ids()) },
+	"dead_requeue": func(q queue, p params) (any, error) { return q.RequeueDead(ctx, p.ids()) },
+	"dead_purge":   func(q queue, p params) (any, error) { return q.PurgeDead(ctx, p.ids()) },
 }
 
 // badRequest is a request the adapter cannot understand (error kind "protocol").
@@ -354,7 +394,7 @@ func (e unsupported) Error() string { return "no method " + string(e) }
 
 type session struct {
 	client redis.UniversalClient
-	queue  *rwq.Queue
+	queue  queue
 }
 
 type adapter struct {
@@ -398,7 +438,7 @@ func (a *adapter) hello(args json.RawMessage) (any, error) {
 	return map[string]any{
 		"protocol":       1,
 		"implementation": map[string]string{"name": "rwq-go", "language": "go", "version": rwq.Version},
-		"profiles":       []string{"core", "retry", "delay", "ack", "flat", "legacy-lease"},
+		"profiles":       []string{"core", "retry", "delay", "ack", "flat", "sharded", "legacy-lease"},
 		"methods":        names,
 		"scripts":        rwq.ScriptSHA1s(),
 		"capabilities":   map[string]bool{"cluster": true},
@@ -414,6 +454,7 @@ func (a *adapter) open(args json.RawMessage) (any, error) {
 			FlatInFlight   bool   `json:"flat_in_flight"`
 			WaitReplicas   *int   `json:"wait_replicas"`
 			WaitTimeoutMs  *int64 `json:"wait_timeout_ms"`
+			Shards         *int   `json:"shards"` // profile sharded: queue is the logical name P
 		}
 	}
 	if err := json.Unmarshal(args, &o); err != nil {
@@ -446,7 +487,12 @@ func (a *adapter) open(args json.RawMessage) (any, error) {
 			qopts.Ack.TimeoutMs = *w.WaitTimeoutMs
 		}
 	}
-	q, err := rwq.New(client, o.Queue, qopts)
+	var q queue
+	if o.Options.Shards != nil {
+		q, err = rwq.NewSharded(client, o.Queue, *o.Options.Shards, qopts)
+	} else {
+		q, err = rwq.New(client, o.Queue, qopts)
+	}
 	if err != nil {
 		client.Close()
 		return nil, err
