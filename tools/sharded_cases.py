@@ -463,7 +463,7 @@ def every_shard() -> list[Json]:
         {
             "id": "sharded/retry/policy-and-dead-set-cover-every-shard",
             "title": "the policy is set on every shard; the dead set lists every shard's, newest first",
-            "requirements": ["RWQ-SHARD-008"],
+            "requirements": ["RWQ-SHARD-008", "RWQ-SHARD-006"],
             "profiles": ["core", "sharded", "retry"],
             "needs": ["standalone", "clock-control"],
             "steps": [
@@ -502,12 +502,14 @@ def every_shard() -> list[Json]:
                     "session": "p",
                     "expect": {"result": {"queued": 0, "processing": 0, "dead": N}},
                 },
+                {"redis": ["DEL", BELL]},
                 {
                     "call": "dead_requeue",
                     "session": "x",
-                    "args": {"ids": [{"utf8": i} for i in one]},
-                    "expect": {"result": [True] * N},
+                    "args": {"ids": [{"utf8": i} for i in [*one, "nope"]]},
+                    "expect": {"result": [True] * N + [False]},
                 },
+                {"check": {"keys": {BELL: {"type": "list", "value": [{"utf8": "1"}] * N}}}},
                 {"call": "counts", "session": "p", "expect": {"result": {"queued": N, "dead": 0}}},
             ],
         },
