@@ -69,6 +69,8 @@ POLICY: Json = {
     "dead_max_count": 0,
     "dead_max_age_ms": 0,
 }
+LEASES: Json = {f"{v}{n}": f"/{n}{ptr}" for n in range(N) for v, ptr in (("l", ""), ("i", "/id"))}
+"""Saves the N leases of a lease_many as l0.., and their ids as i0.."""
 OWN = {**SHARDED, "own_process": True}  # a session that makes async calls
 
 
@@ -206,6 +208,24 @@ def rotation() -> list[Json]:
             ],
         },
         {
+            "id": "sharded/lease/blocking-leases-rotate-too",
+            "title": "blocking leases that find items visit the shards in rotation like the others",
+            "requirements": ["RWQ-SHARD-004", "RWQ-SHARD-007"],
+            "steps": [
+                add_many([*busy, ids_on(1, 1)[0], ids_on(2, 1)[0]]),
+                *(
+                    {
+                        "call": "lease",
+                        "session": "w",
+                        "args": {"lease_ms": 30000, "block": True, "timeout_ms": 1000},
+                    }
+                    for _ in range(N)
+                ),
+                shard_state(1, queue=[]),
+                shard_state(2, queue=[]),
+            ],
+        },
+        {
             "id": "sharded/lease-many/rotation-advances",
             "title": "each lease_many starts one shard further than the last",
             "requirements": ["RWQ-SHARD-004"],
@@ -227,7 +247,7 @@ def rotation() -> list[Json]:
 
 
 def per_id() -> list[Json]:
-    a, g, b = ids_on(0, 1)[0], ids_on(1, 1)[0], ids_on(2, 1)[0]
+    (a, c, d), g, b = ids_on(0, 3), ids_on(1, 1)[0], ids_on(2, 1)[0]
     return [
         {
             "id": "sharded/settle/routed-by-id",
@@ -303,8 +323,87 @@ def per_id() -> list[Json]:
             ],
         },
         {
+            "id": "sharded/settle/renew-many-across-shards",
+            "title": "renew_many renews each lease on its shard, in input order",
+            "requirements": ["RWQ-SHARD-002"],
+            "steps": [
+                add_many([a, g, b]),
+                {
+                    "call": "lease_many",
+                    "session": "w",
+                    "args": {"count": 3, "lease_ms": 30000},
+                    "save": LEASES,
+                },
+                {"call": "complete", "session": "x", "args": {"id": "${i1}"}, "expect": {"result": True}},
+                {
+                    "call": "renew_many",
+                    "session": "w",
+                    "args": {"leases": ["${l0}", "${l1}", "${l2}"], "lease_ms": 60000},
+                    "expect": {"result": [True, False, True]},
+                },
+            ],
+        },
+        {
+            "id": "sharded/settle/batches-answer-in-input-order",
+            "title": "batch results follow the input order, not the order of the shards",
+            "requirements": ["RWQ-SHARD-002", "RWQ-SHARD-006"],
+            "steps": [
+                add_many([a, g]),
+                {"redis": ["DEL", BELL]},
+                {**add_many([a, g, c], session="x"), "expect": {"result": [False, False, True]}},
+                {"check": {"keys": {BELL: {"type": "list", "value": [{"utf8": "1"}]}}}},
+                {"redis": ["DEL", BELL]},
+                {**add_many([g, a], session="x"), "expect": {"result": [False, False]}},
+                {"check": {"keys": {BELL: None}}},
+                {
+                    "call": "complete_many",
+                    "session": "x",
+                    "args": {"items": [{"id": {"utf8": a}}, {"id": {"utf8": g}}, {"id": {"utf8": d}}]},
+                    "expect": {"result": ["done", "done", "gone"]},
+                },
+            ],
+        },
+        {
+            "id": "sharded/ring/capped-at-sixteen-tokens",
+            "title": "a batch of more than 16 new items rings 16 tokens",
+            "requirements": ["RWQ-SHARD-006"],
+            "steps": [
+                add_many([f"n{k}" for k in range(20)]),
+                {"check": {"keys": {BELL: {"type": "list", "value": [{"utf8": "1"}] * 16}}}},
+            ],
+        },
+        {
+            "id": "sharded/complete-and-lease/items-on-every-shard",
+            "title": "complete_and_lease completes items of several shards each on its own shard",
+            "requirements": ["RWQ-SHARD-005", "RWQ-SHARD-002"],
+            "steps": [
+                add_many([a, g, b]),
+                {
+                    "call": "lease_many",
+                    "session": "w",
+                    "args": {"count": 3, "lease_ms": 30000},
+                    "save": LEASES,
+                },
+                {
+                    "call": "complete_and_lease",
+                    "session": "w",
+                    "args": {
+                        "items": [{"lease": "${l0}"}, {"lease": "${l1}"}, {"lease": "${l2}"}],
+                        "count": 1,
+                        "lease_ms": 30000,
+                    },
+                    "expect": {"result": {"outcomes": ["done", "done", "done"], "leases": []}},
+                },
+                {
+                    "check": {
+                        "keys": {"$only": True, key(0, "shards"): {"type": "string"}, BELL: {"type": "list"}}
+                    }
+                },
+            ],
+        },
+        {
             "id": "sharded/release/delayed-rings-nothing",
-            "title": "a release with a delay makes nothing ready, so it rings no bell",
+            "title": "a delayed add or release makes nothing ready, so it rings no bell",
             "requirements": ["RWQ-SHARD-006"],
             "profiles": ["core", "sharded", "delay"],
             "steps": [
@@ -317,6 +416,8 @@ def per_id() -> list[Json]:
                     "args": {"lease": "${l}", "delay_ms": 5000},
                     "expect": {"result": True},
                 },
+                {"check": {"keys": {BELL: None}}},
+                {**add_many([g, b], delay_ms=5000), "expect": {"result": [True, True]}},
                 {"check": {"keys": {BELL: None}}},
             ],
         },
@@ -390,6 +491,24 @@ def blocking() -> list[Json]:
                 {"wait_blocked": "w"},
                 {"call": "release", "session": "x", "args": {"lease": "${l}"}, "expect": {"result": True}},
                 {"await": "waiting", "expect": {"result": {"id": {"utf8": g}}}},
+            ],
+        },
+        {
+            "id": "sharded/blocking/short-timeout-waits-no-longer",
+            "title": "a blocking lease's wait on the bell is no longer than the time it has left",
+            "requirements": ["RWQ-SHARD-007"],
+            "needs": ["standalone", "frozen-clock", "multi-process"],
+            "sessions": sessions(w=OWN),
+            "steps": [
+                {
+                    "call": "lease",
+                    "session": "w",
+                    "args": {"lease_ms": 30000, "block": True, "timeout_ms": 300},
+                    "async": "waiting",
+                },
+                {"wait_blocked": "w"},
+                {"advance_time_ms": 301},
+                {"await": "waiting", "expect": {"result": None}},
             ],
         },
         {

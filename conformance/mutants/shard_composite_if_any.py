@@ -1,0 +1,40 @@
+"""Mutant: ``complete_and_lease`` takes the composite fast path when ANY completed item is on the
+next shard, not every one: the others are "completed" on the wrong shard (gone) and stay leased."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from rwq.conformance import reference_adapter
+from rwq.protocol import sharding
+from rwq.protocol.operations import Lease, Outcome
+from rwq.protocol.sharding import OnShard, Rotation, ShardLayout, ShardPlan
+
+_original = sharding.complete_and_lease
+
+
+def _if_any(
+    layout: ShardLayout,
+    turns: Rotation,
+    items: Sequence[Lease | str],
+    *,
+    count: int,
+    lease_ms: int,
+    require_lease: bool,
+) -> ShardPlan[tuple[list[Outcome], list[Lease]]]:
+    shards = {layout.shard_of(item.id if isinstance(item, Lease) else item) for item in items}
+    if turns.next in shards:
+        shard = turns.turn()[0]
+        kwargs = {"require_lease": require_lease}
+        result = yield OnShard(shard, "complete_and_lease_many", (items, count, lease_ms), kwargs)
+        return result  # type: ignore[no-any-return]
+    return (
+        yield from _original(
+            layout, turns, items, count=count, lease_ms=lease_ms, require_lease=require_lease
+        )
+    )
+
+
+if __name__ == "__main__":
+    sharding.complete_and_lease = _if_any
+    reference_adapter.main()
