@@ -31,6 +31,7 @@ func (q *Queue) evalAcked(ctx context.Context, node conn, name string, keys []st
 			}
 		}
 	}
+	err = nodeFailed(ctx, q.cluster, err)
 	if errors.Is(err, redis.Nil) {
 		return nil, nil
 	}

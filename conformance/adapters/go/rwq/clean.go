@@ -105,7 +105,7 @@ func (q *Queue) deepCleanRun(ctx context.Context, keys []string, chunk int) (Cle
 	for cursor := uint64(0); ; {
 		// Only strings are items: a nested queue's lists and hashes are not (RWQ-KEYS-009).
 		found, next, err := node.ScanType(ctx, cursor, itemPrefix+"*", int64(chunk), "string").Result()
-		if err != nil {
+		if err = nodeFailed(ctx, q.cluster, err); err != nil {
 			return CleanReport{}, translate(err)
 		}
 		ids := make([]any, 0, len(found))

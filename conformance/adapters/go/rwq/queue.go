@@ -227,6 +227,27 @@ func (q *Queue) node(ctx context.Context) (conn, error) {
 	return n, nil
 }
 
+// nodeFailed is called with the error of every command sent to a cluster node directly (see node),
+// and returns it unchanged. That path bypasses the cluster client's own, and go-redis reloads its
+// slot map only when one older than 10 s is used: after a master died and its replica took over,
+// the queue would keep calling the dead node until then. So a failure without a reply (refused or
+// lost connection, network timeout) reloads the map in the background, for the next call to find
+// the new master; the failed call is still reported (it may or may not have run). A reply of the
+// server (redis.Nil included), an RWQ/1 error or the caller's context ending reloads nothing.
+func nodeFailed(ctx context.Context, cluster *redis.ClusterClient, err error) error {
+	if cluster == nil || err == nil || ctx.Err() != nil {
+		return err
+	}
+	var reply redis.Error
+	var rwqErr *Error
+	if errors.As(err, &reply) || errors.As(err, &rwqErr) ||
+		errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+		return err
+	}
+	cluster.ReloadState(ctx)
+	return err
+}
+
 // check refuses servers older than 6.2 and warns about an eviction policy (SPEC §11), once.
 func (q *Queue) check(ctx context.Context) error {
 	q.mu.Lock()
@@ -241,6 +262,7 @@ func (q *Queue) check(ctx context.Context) error {
 	// INFO, never CONFIG (no ACL role of SPEC §13 gets it); a server that refuses INFO leaves
 	// the version and the policy unknown, and the operation goes on.
 	info, err := n.Info(ctx, "server").Result()
+	err = nodeFailed(ctx, q.cluster, err)
 	if refused(err) {
 		q.checked = true
 		return nil
@@ -252,6 +274,7 @@ func (q *Queue) check(ctx context.Context) error {
 		return err
 	}
 	memory, err := n.Info(ctx, "memory").Result()
+	err = nodeFailed(ctx, q.cluster, err)
 	if err != nil && !refused(err) {
 		return translate(err)
 	}
@@ -309,6 +332,7 @@ func (q *Queue) eval(ctx context.Context, name string, keys []string, args ...an
 		// The slot moved and the script did not run: the cluster client follows the redirection.
 		reply, err = scripts[name].Run(ctx, q.rdb, keys, args...).Result()
 	}
+	err = nodeFailed(ctx, q.cluster, err)
 	if errors.Is(err, redis.Nil) {
 		return nil, nil
 	}
@@ -516,7 +540,7 @@ func (q *Queue) blmove(ctx context.Context, waitMs int64) (string, error) {
 	if q.cluster != nil && redirected(err) { // the slot moved and nothing was moved
 		id, err = blmoveOn(ctx, q.rdb, q.queue, q.inflight, waitMs)
 	}
-	return id, err
+	return id, nodeFailed(ctx, q.cluster, err)
 }
 
 func blmoveOn(ctx context.Context, c conn, queue, inflight string, waitMs int64) (string, error) {

@@ -118,6 +118,7 @@ func (q *Queue) RetryPolicy(ctx context.Context) (*RetryPolicy, error) {
 		return nil, err
 	}
 	raw, err := q.rdb.HGetAll(ctx, q.prefix+":policy").Result()
+	err = nodeFailed(ctx, q.cluster, err)
 	if err != nil && strings.HasPrefix(err.Error(), "WRONGTYPE") {
 		return nil, &Error{Code: CodeWrongType, Message: q.prefix + ":policy holds another Redis type than SPEC 3 gives it"}
 	}

@@ -149,7 +149,8 @@ func (s *ShardedQueue) ring(ctx context.Context, ready int) {
 	}
 	node, err := s.bellNode(ctx)
 	if err == nil {
-		if _, rerr := scripts["ring"].Run(ctx, node, []string{s.bell}, min(ready, MaxBellTokens)).Result(); rerr != nil {
+		_, rerr := scripts["ring"].Run(ctx, node, []string{s.bell}, min(ready, MaxBellTokens)).Result()
+		if rerr = nodeFailed(ctx, s.shards[0].cluster, rerr); rerr != nil {
 			err = translate(rerr)
 		}
 	}
@@ -182,7 +183,7 @@ func (s *ShardedQueue) waitBell(ctx context.Context, waitMs int64) error {
 	if s.shards[0].cluster != nil && redirected(err) { // the slot moved and nothing was popped
 		err = blpopOn(ctx, s.rdb, s.bell, waitMs)
 	}
-	if err != nil && !errors.Is(err, redis.Nil) {
+	if err = nodeFailed(ctx, s.shards[0].cluster, err); err != nil && !errors.Is(err, redis.Nil) {
 		return translate(err)
 	}
 	return nil
