@@ -333,3 +333,45 @@ async def test_the_asyncio_shell_and_worker(ar: aioredis.Redis, name: str) -> No
     assert len(done) == len(set(done)) == 2 * SHARDS
     counts = await aq.counts()
     assert (counts.queued, counts.processing) == (0, 0)
+
+
+def test_the_fast_path_leases_what_its_shard_lacks_from_the_others(r: redis.Redis, name: str) -> None:
+    """complete_and_lease on the shard next in turn tops up from the other shards (RWQ-SHARD-005)."""
+    queue = ShardedWorkQueue(r, name, shards=3)
+    first = [ids_on(shard, 1, "f")[0] for shard in range(3)]
+    queue.add_many([(item_id, b"") for item_id in first])
+    held = [one for one in (queue.lease(60_000) for _ in range(3)) if one is not None]
+    assert len(held) == 3  # one from each shard; the next turn is held[0]'s
+    queue.add_many([(ids_on(shard, 1, "s")[0], b"") for shard in range(3)])
+    r.delete(f"{{{name}#{shard_of(held[0].id, 3)}}}:queue")  # its shard has nothing left to lease
+    outcomes, leased = queue.complete_and_lease_many([held[0]], 3, 60_000)
+    assert outcomes == [Outcome.DONE]
+    assert len(leased) == 2
+
+
+def test_shard_0_decides_the_retry_policy(r: redis.Redis, name: str) -> None:
+    """A set cut short (shard 1 holds another policy) and clients racing with different defaults
+    end with one policy on every shard: shard 0's (RWQ-SHARD-008)."""
+    queue = ShardedWorkQueue(r, name, shards=3)
+    WorkQueue(r, f"{{{name}#1}}").set_retry_policy(RetryPolicy(max_attempts=9))
+    assert queue.set_retry_policy(RetryPolicy(max_attempts=2), if_absent=True) is True
+    assert [WorkQueue(r, f"{{{name}#{i}}}").retry_policy() for i in range(3)] == [
+        RetryPolicy(max_attempts=2)
+    ] * 3
+    assert queue.set_retry_policy(RetryPolicy(max_attempts=5), if_absent=True) is False
+    assert [WorkQueue(r, f"{{{name}#{i}}}").retry_policy() for i in range(3)] == [
+        RetryPolicy(max_attempts=2)
+    ] * 3
+    racers = [ShardedWorkQueue(r, f"{name}-race", shards=8) for _ in range(4)]
+    threads = [
+        threading.Thread(
+            target=one.set_retry_policy, args=(RetryPolicy(max_attempts=n + 1),), kwargs={"if_absent": True}
+        )
+        for n, one in enumerate(racers)
+    ]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(10)
+    policies = {WorkQueue(r, f"{{{name}-race#{i}}}").retry_policy() for i in range(8)}
+    assert len(policies) == 1

@@ -428,6 +428,32 @@ def composite() -> list[Json]:
     one = [ids_on(i, 1)[0] for i in range(N)]
     return [
         {
+            "id": "sharded/complete-and-lease/fast-path-tops-up",
+            "title": "the composite on the shard next in turn leases what that shard lacks from the others",
+            "requirements": ["RWQ-SHARD-005"],
+            "steps": [
+                add_many(one),
+                *(lease(save=f"l{n}") for n in range(N)),
+                add_many([ids_on(i, 2)[1] for i in range(N)]),
+                {
+                    "call": "complete_and_lease",
+                    "session": "w",
+                    "args": {"items": [{"lease": "${l0}"}], "count": N, "lease_ms": 30000},
+                    "expect": {
+                        "result_matches": {
+                            "properties": {"outcomes": {"const": ["done"]}, "leases": count_of(N)},
+                            "required": ["outcomes", "leases"],
+                        }
+                    },
+                },
+                {
+                    "call": "counts",
+                    "session": "p",
+                    "expect": {"result": {"queued": 0, "processing": 2 * N - 1}},
+                },
+            ],
+        },
+        {
             "id": "sharded/complete-and-lease/keeps-the-rotation",
             "title": "complete_and_lease leases from the next shard in turn, not from the item's",
             "requirements": ["RWQ-SHARD-005", "RWQ-SHARD-004"],

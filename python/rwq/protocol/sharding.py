@@ -365,17 +365,23 @@ def complete_and_lease(
     require_lease: bool,
 ) -> ShardPlan[tuple[list[Outcome], list[Lease]]]:
     """complete_and_lease(_many): in one call when every item is on the shard next in the
-    rotation, else completes and leases in two, so that the fast path starves no shard."""
+    rotation (what that shard lacks is then leased from the others, in rotation order), else
+    completes and leases in two, so that the fast path starves no shard (RWQ-SHARD-005)."""
     items = v.batch(items, "items")
     v.batch_size(len(items), "items to complete")
     v.batch_size(count, "count")
     v.duration_ms(lease_ms, "lease_ms")
     shards = {layout.shard_of(_item_id(item, v.flag(require_lease, "require_lease"))) for item in items}
     if shards == {turns.next}:
-        shard = turns.turn()[0]
+        order = turns.turn()
         method = "complete_and_lease_many"
-        result = yield OnShard(shard, method, (items, count, lease_ms), {"require_lease": require_lease})
-        return result  # type: ignore[no-any-return]
+        kwargs = {"require_lease": require_lease}
+        outcomes, leased = yield OnShard(order[0], method, (items, count, lease_ms), kwargs)
+        for shard in order[1:]:
+            if len(leased) == count:
+                break
+            leased += yield OnShard(shard, "lease_many", (count - len(leased), lease_ms))
+        return outcomes, leased
     outcomes = yield from complete_many(layout, items, require_lease)
     return outcomes, (yield from lease_many(layout, turns, count, lease_ms))
 
@@ -407,11 +413,26 @@ def deep_clean(layout: ShardLayout, chunk: int) -> ShardPlan[CleanReport]:
 
 
 def set_retry_policy(layout: ShardLayout, policy: RetryPolicy | None, if_absent: bool) -> ShardPlan[bool]:
-    """The retry policy on every shard; True when every shard stored it."""
+    """The retry policy on every shard, shard 0 first: shard 0's decides (RWQ-SHARD-008). With
+    ``if_absent`` the policy is stored on shard 0 only if it has none, and the others then get
+    shard 0's policy, whichever client stored it, so that racing clients (workers starting with
+    different defaults) and a set cut short leave every shard with one policy; a shard that holds
+    it already is not written. True when shard 0 stored this call's policy."""
     if policy is not None and not isinstance(policy, RetryPolicy):
         raise InvalidType(f"policy must be a RetryPolicy or None, not {type(policy).__name__}")
-    v.flag(if_absent, "if_absent")
-    return all((yield from every_shard(layout, "set_retry_policy", policy=policy, if_absent=if_absent)))
+    stored = bool(
+        (
+            yield OnShard(
+                0, "set_retry_policy", (), {"policy": policy, "if_absent": v.flag(if_absent, "if_absent")}
+            )
+        )
+    )
+    decided = policy if stored else (yield OnShard(0, "retry_policy"))
+    for shard in range(1, layout.count):
+        # Read first: a worker may read the policy but not write it (SPEC §13.1).
+        if (yield OnShard(shard, "retry_policy")) != decided:
+            yield OnShard(shard, "set_retry_policy", (), {"policy": decided})
+    return stored
 
 
 def dead_items(layout: ShardLayout, offset: int, count: int) -> ShardPlan[list[DeadItem]]:

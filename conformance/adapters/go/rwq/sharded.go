@@ -542,7 +542,19 @@ func completeAndLease[T any](ctx context.Context, s *ShardedQueue, items []T, id
 		return nil, nil, err
 	}
 	if one && s.turnIf(shard) {
-		return fast(s.shards[shard])
+		outcomes, leases, err := fast(s.shards[shard])
+		if err != nil {
+			return nil, nil, err
+		}
+		// What the shard lacks comes from the others, in rotation order (RWQ-SHARD-005).
+		for step := 1; step < len(s.shards) && len(leases) < count; step++ {
+			got, err := s.shards[(shard+step)%len(s.shards)].LeaseMany(ctx, count-len(leases), leaseMs)
+			if err != nil {
+				return nil, nil, err
+			}
+			leases = append(leases, got...)
+		}
+		return outcomes, leases, nil
 	}
 	outcomes, err := complete()
 	if err != nil {
@@ -689,8 +701,10 @@ func (s *ShardedQueue) SetRetryPolicy(ctx context.Context, p *RetryPolicy) error
 	return nil
 }
 
-// SetRetryPolicyIfAbsent stores p on every shard that has no policy; true only when every shard
-// stored it.
+// SetRetryPolicyIfAbsent stores p on shard 0 if it has no policy; every other shard then gets
+// shard 0's policy, whichever client stored it (RWQ-SHARD-008), so clients racing with different
+// defaults, and a set cut short, leave one policy on every shard. A shard that holds it already
+// is only read (a worker may read the policy, not write it). True when shard 0 stored p.
 func (s *ShardedQueue) SetRetryPolicyIfAbsent(ctx context.Context, p *RetryPolicy) (bool, error) {
 	if p == nil {
 		return false, invalid("SetRetryPolicyIfAbsent needs a policy")
@@ -701,15 +715,33 @@ func (s *ShardedQueue) SetRetryPolicyIfAbsent(ctx context.Context, p *RetryPolic
 	if err := s.ready(ctx); err != nil {
 		return false, err
 	}
-	all := true
-	for _, q := range s.shards {
-		stored, err := q.SetRetryPolicyIfAbsent(ctx, p)
+	stored, err := s.shards[0].SetRetryPolicyIfAbsent(ctx, p)
+	if err != nil {
+		return false, err
+	}
+	decided := p
+	if !stored {
+		if decided, err = s.shards[0].RetryPolicy(ctx); err != nil {
+			return false, err
+		}
+	}
+	for _, q := range s.shards[1:] {
+		current, err := q.RetryPolicy(ctx)
 		if err != nil {
 			return false, err
 		}
-		all = all && stored
+		if samePolicy(current, decided) {
+			continue
+		}
+		if err := q.SetRetryPolicy(ctx, decided); err != nil {
+			return false, err
+		}
 	}
-	return all, nil
+	return stored, nil
+}
+
+func samePolicy(a, b *RetryPolicy) bool {
+	return a == b || (a != nil && b != nil && *a == *b)
 }
 
 // RetryPolicy reads the retry policy as shard 0 holds it (setting it sets every shard's); nil

@@ -399,9 +399,19 @@ func TestShardedCleanPolicyAndDeadItems(t *testing.T) {
 		t.Fatal("a new queue has no policy")
 	}
 	policy := RetryPolicy{MaxAttempts: 1, Backoff: BackoffFixed, BaseMs: 10}
+	// A set cut short left shard 2 with another policy: shard 0 decides, and shard 2 follows.
 	must[int64](t)(rdb.HSet(ctx, "{"+name+"#2}:policy", "max_attempts", 9, "backoff", "fixed").Result())
-	if must[bool](t)(s.SetRetryPolicyIfAbsent(ctx, &policy)) {
-		t.Fatal("SetRetryPolicyIfAbsent is true only when every shard stored it")
+	if !must[bool](t)(s.SetRetryPolicyIfAbsent(ctx, &policy)) {
+		t.Fatal("SetRetryPolicyIfAbsent is true when shard 0 stored the policy")
+	}
+	other := RetryPolicy{MaxAttempts: 7, Backoff: BackoffFixed, BaseMs: 10}
+	if must[bool](t)(s.SetRetryPolicyIfAbsent(ctx, &other)) {
+		t.Fatal("SetRetryPolicyIfAbsent is false when shard 0 has a policy")
+	}
+	for shard := 0; shard < testShards; shard++ {
+		if got := must[string](t)(rdb.HGet(ctx, fmt.Sprintf("{%s#%d}:policy", name, shard), "max_attempts").Result()); got != "1" {
+			t.Fatalf("shard %d max_attempts %q after SetRetryPolicyIfAbsent", shard, got)
+		}
 	}
 	if err := s.SetRetryPolicy(ctx, &policy); err != nil {
 		t.Fatal(err)
@@ -871,5 +881,24 @@ func TestShardedOneRingWakesManyConsumers(t *testing.T) {
 	}
 	if waited := time.Since(started); waited > 500*time.Millisecond {
 		t.Fatalf("the consumers woke %v after the add, want < 500 ms", waited)
+	}
+}
+
+// RWQ-SHARD-005: the fast path leases what its shard lacks from the other shards, in rotation
+// order, rather than returning less while they hold items.
+func TestShardedCompleteAndLeaseTopsUpFromTheOtherShards(t *testing.T) {
+	s, _, _ := newSharded(t, testShards)
+	for shard := 0; shard < testShards; shard++ {
+		must[[]bool](t)(s.AddMany(ctx, []Item{{ID: idsOn(shard, 1, fmt.Sprintf("t%d-", shard))[0]}}))
+	}
+	s.next = 1
+	held := must[*Lease](t)(s.Lease(ctx, 30_000)) // shard 1's only item
+	s.next = 1                                    // so that the fast path runs on shard 1, now empty
+	outs, leased, err := s.CompleteOwnedAndLeaseMany(ctx, []Lease{*held}, 2, 30_000)
+	if err != nil || fmt.Sprint(outs) != "[done]" || len(leased) != 2 {
+		t.Fatalf("fast path on an empty shard: %v %v %v", outs, leased, err)
+	}
+	if s.ShardOf(leased[0].ID) != 2 || s.ShardOf(leased[1].ID) != 3%testShards {
+		t.Fatalf("the top-up follows the rotation from the next shard: %v", leased)
 	}
 }
