@@ -477,6 +477,29 @@ def composite() -> list[Json]:
     ]
 
 
+def timed_out(case_id: str, title: str, timeout_ms: int) -> Json:
+    """A blocking lease on an empty queue that returns nothing once the frozen clock has passed
+    its timeout (by 1 ms)."""
+    return {
+        "id": case_id,
+        "title": title,
+        "requirements": ["RWQ-SHARD-007"],
+        "needs": ["standalone", "frozen-clock", "multi-process"],
+        "sessions": sessions(w=OWN),
+        "steps": [
+            {
+                "call": "lease",
+                "session": "w",
+                "args": {"lease_ms": 30000, "block": True, "timeout_ms": timeout_ms},
+                "async": "waiting",
+            },
+            {"wait_blocked": "w"},
+            {"advance_time_ms": timeout_ms + 1},
+            {"await": "waiting", "expect": {"result": None}},
+        ],
+    }
+
+
 def blocking() -> list[Json]:
     g = ids_on(1, 1)[0]
     return [
@@ -519,42 +542,16 @@ def blocking() -> list[Json]:
                 {"await": "waiting", "expect": {"result": {"id": {"utf8": g}}}},
             ],
         },
-        {
-            "id": "sharded/blocking/short-timeout-waits-no-longer",
-            "title": "a blocking lease's wait on the bell is no longer than the time it has left",
-            "requirements": ["RWQ-SHARD-007"],
-            "needs": ["standalone", "frozen-clock", "multi-process"],
-            "sessions": sessions(w=OWN),
-            "steps": [
-                {
-                    "call": "lease",
-                    "session": "w",
-                    "args": {"lease_ms": 30000, "block": True, "timeout_ms": 300},
-                    "async": "waiting",
-                },
-                {"wait_blocked": "w"},
-                {"advance_time_ms": 301},
-                {"await": "waiting", "expect": {"result": None}},
-            ],
-        },
-        {
-            "id": "sharded/blocking/timeout-returns-nothing",
-            "title": "a blocking lease on a sharded queue gives up once its timeout has passed",
-            "requirements": ["RWQ-SHARD-007"],
-            "needs": ["standalone", "frozen-clock", "multi-process"],
-            "sessions": sessions(w=OWN),
-            "steps": [
-                {
-                    "call": "lease",
-                    "session": "w",
-                    "args": {"lease_ms": 30000, "block": True, "timeout_ms": 2500},
-                    "async": "waiting",
-                },
-                {"wait_blocked": "w"},
-                {"advance_time_ms": 2501},
-                {"await": "waiting", "expect": {"result": None}},
-            ],
-        },
+        timed_out(
+            "sharded/blocking/short-timeout-waits-no-longer",
+            "a blocking lease's wait on the bell is no longer than the time it has left",
+            300,
+        ),
+        timed_out(
+            "sharded/blocking/timeout-returns-nothing",
+            "a blocking lease on a sharded queue gives up once its timeout has passed",
+            2500,
+        ),
     ]
 
 
