@@ -13,6 +13,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from declared_keys import declared_names
+
 MARKER = "-- rwq:arguments-valid"
 CHECKED = "-- rwq:keys-checked"
 
@@ -23,6 +25,7 @@ HEADER = """\
 -- `complete` followed by `lease` would do, with no other command in between.
 -- KEYS[1]  <P>:queue
 -- KEYS[2]  <P>:processing
+-- DECLARED {declared}   (profile declared-keys, SPEC §20: lease.lua's, which hold complete.lua's)
 -- ARGV[1]  lease_ms     as lease.lua ARGV[1]
 -- ARGV[2]  token        as lease.lua ARGV[2]
 -- ARGV[3]  count        as lease.lua ARGV[3]
@@ -58,11 +61,14 @@ return {completed, leased}
 COMPLETING = "local will_complete = {} -- rwq:completing"
 
 
-def _part(name: str, source: str) -> str:
+def _part(name: str, source: str, declared: str) -> str:
     """``source`` as ``local function <name>_part(KEYS, ARGV, completing)``: validate, return the
     key check, which returns the body. A ``rwq:completing`` line takes the set of ids the
-    composite completes before this part runs."""
-    lines = source.splitlines(keepends=True)
+    composite completes before this part runs; both parts check the composite's DECLARED keys."""
+    lines = [
+        f"local declared_names = {declared}\n" if line.startswith("local declared_names = ") else line
+        for line in source.splitlines(keepends=True)
+    ]
     start = next(i for i, line in enumerate(lines) if not line.startswith("--"))  # past the header
     marks = [i for i, line in enumerate(lines) if line.startswith(MARKER)]
     checked = [i for i, line in enumerate(lines) if line.startswith(CHECKED)]
@@ -90,8 +96,13 @@ def _part(name: str, source: str) -> str:
 
 def complete_and_lease(lua_dir: Path) -> str:
     """The source of ``lua/complete_and_lease.lua``."""
-    parts = [_part(name, (lua_dir / f"{name}.lua").read_text()) for name in ("complete", "lease")]
-    return HEADER + "".join(parts) + FOOTER
+    sources = {name: (lua_dir / f"{name}.lua").read_text() for name in ("complete", "lease")}
+    names = declared_names(sources["lease"]) or []
+    if not set(declared_names(sources["complete"]) or []) <= set(names):
+        raise ValueError("complete.lua declares a key that lease.lua does not")
+    lua_names = "{" + ", ".join(f"'{name}'" for name in names) + "}"
+    parts = [_part(name, source, lua_names) for name, source in sources.items()]
+    return HEADER.format(declared=" ".join(f"<P>:{name}" for name in names)) + "".join(parts) + FOOTER
 
 
 def composites(lua_dir: Path) -> dict[Path, str]:

@@ -10,6 +10,7 @@ import sys
 from pathlib import Path
 
 from compose_lua import composites
+from declared_keys import filled
 from sharded_cases import document as sharded_cases
 from wrong_type_cases import document as wrong_type_cases
 
@@ -31,10 +32,11 @@ def derived() -> dict[Path, str]:
 
 
 def main(argv: list[str]) -> int:
-    """Write every stale artefact, composites first (the manifest hashes them); ``--check``: list them."""
+    """Write every stale artefact, scripts' declared-keys blocks and composites first (the manifest
+    hashes them); ``--check``: list them."""
     check = "--check" in argv
     stale = []
-    for stage in (lambda: composites(ROOT / "lua"), derived):
+    for stage in (lambda: filled(ROOT / "lua"), lambda: composites(ROOT / "lua"), derived):
         for path, text in stage().items():
             if not path.exists() or path.read_text() != text:
                 stale.append(path)

@@ -201,13 +201,18 @@ def case(operation: str, wrong: str) -> Json:
     expected = {"${ns}:" + name: _expect(value) for name, value in keys.items()}
     steps.append({"check": {"keys": {"$only": True, **expected}}})
     slug = wrong.replace(":", "-").replace("_", "-")
-    return {
+    built = {
         "id": f"wrong-type/{operation}/{slug}",
         "title": f"{method} with {wrong} holding a {actual}, not a {TYPES[wrong]}: WRONG_TYPE, no write",
         "requirements": ["RWQ-SCRIPT-007", *ALSO_CITED.get(operation, [])],
         "profiles": profiles,
         "steps": steps,
     }
+    if operation == "complete-and-lease" and wrong.endswith(":r"):
+        # With profile declared-keys a cold window stops the lease part before the item it would
+        # lease; the composite then completes, and the lease after it reports WRONG_TYPE (SPEC 20).
+        built["needs"] = ["undeclared-keys"]
+    return built
 
 
 def document() -> str:

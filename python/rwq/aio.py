@@ -11,6 +11,7 @@ from redis.exceptions import NoScriptError, ResponseError
 
 from . import _shell
 from .errors import RwqError
+from .protocol import declared
 from .protocol import operations as ops
 from .protocol import validation
 from .protocol.commands import Command, Plan, RunScript
@@ -30,6 +31,10 @@ class AsyncWorkQueue:
     ``<prefix>:in_flight`` rather than the processing list, so that completing, releasing and
     cleaning cost the same however many items are in flight; redis-work-queue 0.1.x cleaners do
     not see those leases (SPEC §18 lists what a mixed fleet loses).
+    ``declared_keys`` (profile declared-keys, SPEC §20) passes every key a script touches in
+    its KEYS, for Dragonfly's default script flags and for proxies that route or authorise on
+    declared keys; on Redis 7 its ACL roles need write access to every declared key
+    (``rwq acl --declared-keys``).
     """
 
     def __init__(
@@ -41,6 +46,7 @@ class AsyncWorkQueue:
         flat_in_flight: bool = False,
         wait_replicas: int = 0,
         wait_timeout_ms: int = 1000,
+        declared_keys: bool = False,
     ) -> None:
         self._redis: Any = redis
         self._cluster = _shell.is_cluster(redis, asyncio=True)
@@ -48,6 +54,8 @@ class AsyncWorkQueue:
         self.legacy_lease_key = validation.flag(legacy_lease_key, "legacy_lease_key")
         self.flat_in_flight = validation.flag(flat_in_flight, "flat_in_flight")
         self.wait = ops.wait_for(wait_replicas, wait_timeout_ms)
+        self.declared_keys = validation.flag(declared_keys, "declared_keys")
+        self._windows: declared.Windows = {}
         self._checked = False
 
     @property
@@ -223,6 +231,8 @@ class AsyncWorkQueue:
         return await self._run(ops.deep_clean(self.keys, chunk=chunk))
 
     async def _run(self, plan: Plan[T]) -> T:
+        if self.declared_keys:
+            plan = declared.declare(plan, self._windows)
         try:
             command = next(plan)  # a plan validates all of its arguments before its first command
         except StopIteration as done:

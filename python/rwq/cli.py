@@ -96,6 +96,12 @@ def cli() -> None:
     "default: a new one, printed first and kept in report.json.",
 )
 @click.option(
+    "--declared-keys",
+    is_flag=True,
+    help="Run every case with profile declared-keys on (SPEC 20): each script call must pass every "
+    "key its script touches in KEYS.",
+)
+@click.option(
     "--junit",
     type=click.Path(dir_okay=False, path_type=Path),
     metavar="FILE",
@@ -116,6 +122,7 @@ def conformance(
     workload: bool,
     seed: int | None,
     junit: Path | None,
+    declared_keys: bool,
 ) -> None:
     """Run the RWQ/1 conformance suite against an adapter.
 
@@ -143,6 +150,7 @@ def conformance(
         workload=workload,
         seed=seed,
         junit=junit,
+        declared_keys=declared_keys,
     )
     sys.exit(run(config))
 

@@ -118,6 +118,11 @@ class Session:
         """The shard count of a sharded session (option ``shards``, SPEC 19), else 0."""
         return int((self.spec.options or {}).get("shards", 0))
 
+    @property
+    def declared(self) -> bool:
+        """Whether the session passes every key in KEYS (option ``declared_keys``, SPEC 20)."""
+        return bool((self.spec.options or {}).get("declared_keys", False))
+
 
 @dataclass(frozen=True)
 class Pending:
@@ -457,6 +462,7 @@ def _check_wire(ctx: CaseContext, trace: Trace) -> None:
             (session.prefix + ("" if shards else ":")).encode(),
             checked=impl == SUBJECT,
             shards=shards,
+            declared=session.declared,
         )
     one_script, silent = {}, {}
     for position, step in enumerate(ctx.case.steps, 1):

@@ -25,7 +25,7 @@ from ..protocol.scripts import registry
 from ..sharded import ShardedWorkQueue
 from .encoding import Json, decode_bytes, encode_bytes
 
-PROFILES = ["core", "retry", "delay", "ack", "flat", "sharded", "legacy-lease"]
+PROFILES = ["core", "retry", "delay", "ack", "flat", "sharded", "legacy-lease", "declared-keys"]
 Queue = WorkQueue | ShardedWorkQueue
 """A session's queue: profile sharded's (option ``shards``) or a plain one."""
 OUTCOMES = {Outcome.DONE: "done", Outcome.GONE: "gone", Outcome.LEASE_LOST: "lease_lost"}
@@ -219,7 +219,7 @@ class Adapter:
         options = args.get("options", {})
         # Options beyond the legacy key are passed only when a case gives them, so that mutants
         # with a narrower constructor keep working on the cases that do not use them.
-        extra = ("wait_replicas", "wait_timeout_ms", "flat_in_flight")
+        extra = ("wait_replicas", "wait_timeout_ms", "flat_in_flight", "declared_keys")
         given = {name: options[name] for name in extra if name in options}
         legacy = options.get("legacy_lease_key", False)
         queue: Queue

@@ -13,7 +13,7 @@ import secrets
 import shlex
 import sys
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -28,7 +28,7 @@ from .cases import Case, CaseFileError, load_cases, matches
 from .environment import RedisEnvironment
 from .execution import CaseRun, Failure, run_case
 from .known_failures import KnownFailures, KnownFailuresError, apply_fail_entry
-from .pool import SUBJECT, AdapterPool, expand
+from .pool import SUBJECT, AdapterPool, expand, hosting_impl
 from .redis_server import RedisUnavailable
 from .report import (
     UNEXPECTED,
@@ -83,6 +83,9 @@ class RunConfig:
     """Seed of every random choice (property programs, workload schedule, fault timing); None: a new one."""
     junit: Path | None = None
     """Also write the JUnit XML here (it is always written to ``out/junit.xml``)."""
+    declared_keys: bool = False
+    """Open every subject session with option ``declared_keys`` (profile declared-keys, SPEC 20),
+    and check that each script call passes every key its script touches (RWQ-DECL-001)."""
     console: Console = field(default_factory=Console)
 
 
@@ -96,6 +99,23 @@ def scripts_problems(hello: Hello) -> list[str]:
         elif theirs != sha:
             problems.append(f"{name}: {theirs} is not the canonical {sha}")
     return problems
+
+
+DECLARED_KEYS = "declared-keys"
+UNDECLARED_KEYS = "undeclared-keys"
+"""The capability of a run without --declared-keys, which a case that counts on one script call
+doing what a cold window splits in two (a lost reply, a composite's key check) needs."""
+
+
+def with_declared_keys(case: Case) -> Case:
+    """``case`` with option ``declared_keys`` on each session the subject hosts."""
+    sessions = {
+        name: replace(spec, options={**(spec.options or {}), "declared_keys": True})
+        if hosting_impl(spec.impl) == SUBJECT
+        else spec
+        for name, spec in case.sessions.items()
+    }
+    return replace(case, sessions=sessions)
 
 
 def applicability(
@@ -220,6 +240,9 @@ class Run:
         selected = [
             case for case in self.corpus if not self.config.pattern or matches(case, self.config.pattern)
         ]
+        if self.config.declared_keys:  # the generated programs of property/ and workload/ run as given
+            generated = (stateful.CASE, workload.CASE)
+            selected = [case if any(case is g for g in generated) else with_declared_keys(case) for case in selected]
         if not selected:
             raise UsageError(f"no case matches -k {self.config.pattern!r}")
         return argv, selected
@@ -308,6 +331,12 @@ class Run:
             self.terminal.message(f"usage error: {self.aborted}", "bold red")
             return EXIT_USAGE
         self.claimed = list(self.config.profiles or self.hello.profiles)
+        if self.config.declared_keys and DECLARED_KEYS not in self.hello.profiles:
+            self.aborted = f"--declared-keys needs an adapter that declares profile {DECLARED_KEYS}"
+            self.terminal.message(f"usage error: {self.aborted}", "bold red")
+            return EXIT_USAGE
+        if self.config.declared_keys and DECLARED_KEYS not in self.claimed:
+            self.claimed.append(DECLARED_KEYS)
         self.scripts = scripts_problems(self.hello)
         self.terminal.header(self.hello.implementation, self.claimed, self.environment)
         if self.scripts:
@@ -326,7 +355,8 @@ class Run:
     def _case(self, case: Case, env: RedisEnvironment, pool: AdapterPool) -> dict[str, Any]:
         if self.aborted:
             return case_record(case, "not-run", note=self.aborted)
-        reason = applicability(case, set(self.claimed), env.capabilities, env.clock_note)
+        capabilities = env.capabilities - {UNDECLARED_KEYS} if self.config.declared_keys else env.capabilities
+        reason = applicability(case, set(self.claimed), capabilities, env.clock_note)
         if reason:
             return case_record(case, "not-applicable", note=reason)
         skip = self.known.find("skip", case)

@@ -212,6 +212,8 @@ class Party:
     prefix: bytes
     checked: bool
     shards: int = 0
+    declared: bool = False
+    """Profile declared-keys (SPEC 20): every key its scripts touch must be in the call's KEYS."""
 
     @property
     def prefixes(self) -> tuple[bytes, ...]:
@@ -291,6 +293,7 @@ class Checker:
         self.step = 0
         self.violations: list[Violation] = []
         self._caller: Party | None = None
+        self._call_keys: set[bytes] = set()  # the KEYS of the script call whose commands follow
         self._pending: dict[str, _Pending] = {}
         self._previous: dict[str, str] = {}  # each client's command before, as "script:<name>" or its name
 
@@ -321,7 +324,16 @@ class Checker:
         """Check one traced command."""
         if seen.client == "lua":
             if self._caller is not None and seen.args:
-                self._outside(self._caller, self.table.keys(seen.args), seen, inner=show(seen.args, 80))
+                keys = self.table.keys(seen.args)
+                self._outside(self._caller, keys, seen, inner=show(seen.args, 80))
+                undeclared = [key for key in keys if key not in self._call_keys]
+                if self._caller.declared and undeclared:
+                    self._flag(
+                        self._caller,
+                        f"ran a script that ran {show(seen.args, 80)}, which touches key "
+                        f"{show(undeclared[:1])} that the call did not pass in KEYS (RWQ-DECL-001)",
+                    )
+                    self._caller = None  # one violation per call
             return
         self._caller = None
         if not seen.args:
@@ -397,6 +409,7 @@ class Checker:
             first_arg = args[3 + numkeys] if len(args) > 3 + numkeys else b""
             self._first_script.setdefault(self.step, (script, first_arg))
         self._outside(party, list(args[3 : 3 + numkeys]), seen)
+        self._call_keys = set(args[3 : 3 + numkeys])
         pending = self._pending.setdefault(party.label, _Pending())
         if name == b"EVALSHA":
             if not cached:  # NOSCRIPT: the party must retry with EVAL or SCRIPT LOAD

@@ -282,14 +282,17 @@ def lease(
 def _lease_call(
     keys: QueueKeys, lease_ms: int, token: str, count: int, *, legacy: bool, flat: bool
 ) -> Plan[tuple[list[Lease], int, int]]:
-    """Non-blocking lease calls until one leases or finds nothing (``again`` is 0): the leases,
-    the server's time and the ms until the next delayed item is due (-1: none)."""
+    """Non-blocking lease calls, under one token, until ``count`` are leased or a call finds
+    nothing more (``again`` is 0): the leases, the server's time and the ms until the next
+    delayed item is due (-1: none)."""
     script = registry()["lease"]
+    leased: list[Lease] = []
     while True:
-        args = (lease_ms, token.encode(), count, _flag(legacy), _flag(flat))
+        args = (lease_ms, token.encode(), count - len(leased), _flag(legacy), _flag(flat))
         again, now, due_in, *entries = yield RunScript(script, (keys.queue, keys.processing), args)
-        if entries or not again:
-            return _leases(entries, token), now, due_in
+        leased += _leases(entries, token)
+        if len(leased) == count or not again:
+            return leased, now, due_in
 
 
 def lease_visit(
@@ -380,9 +383,13 @@ def complete_and_lease(
         )
     )
     outcomes = [Outcome(code) for code in completed]
-    if entries or not again:
-        return outcomes, _leases(entries, token)
-    return outcomes, (yield from lease(keys, lease_ms, count=count, legacy=legacy, flat=flat))  # RWQ-NEXT-004
+    leased = _leases(entries, token)
+    if len(leased) == count or not again:
+        return outcomes, leased
+    more, _now, _due_in = yield from _lease_call(  # RWQ-NEXT-004
+        keys, lease_ms, token, count - len(leased), legacy=legacy, flat=flat
+    )
+    return outcomes, leased + more
 
 
 MAX_WAIT_REPLICAS = 1000
