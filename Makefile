@@ -40,12 +40,13 @@ test-python: venv system-deps check-generated lint typecheck
 	$(VENV)/bin/pytest -q
 
 # The Go client's own tests, then the conformance suite against its adapter (interop included),
-# on one Redis and on a local Redis Cluster.
+# on one Redis, again with profile declared-keys on (SPEC §20), and on a local Redis Cluster.
 test-go: conformance-go
 
 conformance-go: venv system-deps
 	bash conformance/adapters/go/build.sh test
 	$(VENV)/bin/rwq conformance --adapter "$(abspath conformance/adapters/go/bin/rwq-adapter)" --out $(OUT)-go
+	$(VENV)/bin/rwq conformance --declared-keys --no-workload --property-examples 0 --adapter "$(abspath conformance/adapters/go/bin/rwq-adapter)" --out $(OUT)-go-declared
 	$(VENV)/bin/rwq conformance --cluster --adapter "$(abspath conformance/adapters/go/bin/rwq-adapter)" --out $(OUT)-go-cluster
 
 # The mutation audit: every mutant of the ledger (conformance/audit/) must fail the case it names,
@@ -54,8 +55,11 @@ conformance-go: venv system-deps
 mutants: venv system-deps
 	$(PY) tools/mutants.py
 
+# Then every case again with profile declared-keys on (SPEC §20): each script call must pass every
+# key its script touches in KEYS (the generated programs of property/ and workload/ run once).
 conformance: venv system-deps
 	$(VENV)/bin/rwq conformance --adapter "$(abspath $(PY)) -m rwq.conformance.reference_adapter" --out $(OUT)
+	$(VENV)/bin/rwq conformance --declared-keys --no-workload --property-examples 0 --adapter "$(abspath $(PY)) -m rwq.conformance.reference_adapter" --out $(OUT)-declared
 
 # The same suite against a local 3-master Redis Cluster the runner starts (cases of group cluster too).
 conformance-cluster: venv system-deps
@@ -68,4 +72,4 @@ bench: venv system-deps
 	$(PY) -m bench $(BENCH_ARGS)
 
 clean:
-	rm -rf $(VENV) $(OUT) $(OUT)-go $(OUT)-cluster $(OUT)-go-cluster conformance/adapters/go/bin conformance/adapters/go/rwq/lua .mypy_cache .ruff_cache .pytest_cache .hypothesis dist build
+	rm -rf $(VENV) $(OUT) $(OUT)-go $(OUT)-cluster $(OUT)-go-cluster $(OUT)-declared $(OUT)-go-declared conformance/adapters/go/bin conformance/adapters/go/rwq/lua .mypy_cache .ruff_cache .pytest_cache .hypothesis dist build

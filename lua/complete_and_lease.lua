@@ -280,15 +280,16 @@ local to_processing, to_in_flight, entered = {}, {}, {}
 while #result - 3 < count and skipped < 1000 do
   local n = math.min(count - (#result - 3), 1000 - skipped)
   if declared then
-    -- Profile declared-keys: one at a time, never an id whose keys the call does not declare
-    -- (complete_and_lease may have removed entries the walk above counted).
-    local tail = redis.call('LINDEX', queue, -1)
-    if not tail then break end
-    if not declared[tail] then
-      cut = true
-      break
+    -- Profile declared-keys: pop no id whose keys the call does not declare (complete_and_lease
+    -- may have removed entries the walk above counted): only the declared run at the tail.
+    local tail, run = redis.call('LRANGE', queue, -n, -1), 0
+    for j = #tail, 1, -1 do
+      if not declared[tail[j]] then break end
+      run = run + 1
     end
-    n = 1
+    if run < #tail then cut = true end
+    if run == 0 then break end
+    n = run
   end
   local popped = redis.call('RPOP', queue, n)
   if not popped then break end

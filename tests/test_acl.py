@@ -167,7 +167,9 @@ def refused(exc: BaseException) -> bool:
     return any(sign in str(exc) for sign in ("NOPERM", "no permissions", "can't run", "can't access"))
 
 
-def attempt(role: str, client: redis.Redis, name: str, prefix: str, r: redis.Redis) -> str:
+def attempt(
+    role: str, client: redis.Redis, name: str, prefix: str, r: redis.Redis, *, declared_keys: bool = False
+) -> str:
     """Run one operation as ``client`` on a fresh queue ``prefix``: "ok", "NOPERM" or the error."""
     r.flushall()
     setup, op = OPERATIONS[name]
@@ -175,7 +177,7 @@ def attempt(role: str, client: redis.Redis, name: str, prefix: str, r: redis.Red
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("error")  # the server check must not warn either
-            op(WorkQueue(client, prefix), state)
+            op(WorkQueue(client, prefix, declared_keys=declared_keys), state)
     except RedisFailure as exc:
         return "NOPERM" if refused(exc) else f"{role}: {exc}"
     return "ok"
@@ -212,6 +214,8 @@ def test_script_table_matches_the_scripts() -> None:
     assert set(acl.SCRIPT_KEYS) == set(registry())
     for name, families in acl.SCRIPT_KEYS.items():
         body = (LUA / f"{name}.lua").read_text()
+        # The declared-keys check (SPEC §20) compares key names; it touches no key.
+        body = re.sub(r"-- rwq:declared-keys begin.*?-- rwq:declared-keys end", "", body, flags=re.S)
         built = {n + "*" if n.endswith(":") else n for n in re.findall(r"\.\. '([a-z_:]+)'", body)}
         built = {re.sub(r"^:data$", "delayed:data", n) for n in built}  # delayed .. ':data'
         assert built <= families, name
@@ -233,6 +237,55 @@ def test_each_role_does_its_job_on_its_queue_only(
     can = JOBS[role] | ALSO[role]
     expected = {name: ("ok" if name in can else "NOPERM", "NOPERM") for name in OPERATIONS}
     assert outcome == expected
+
+
+@pytest.fixture
+def declared_users(r: redis.Redis, redis_server: RedisServer) -> Iterator[dict[str, redis.Redis]]:
+    """One client per role, each logged in as ``rwq acl ROLE --prefix jobs --declared-keys`` prints."""
+    clients = {}
+    for role in acl.ROLES:
+        create_user(r, rwq_acl(role, "--prefix", QUEUE, "--declared-keys", "--user", f"d-{role}"))
+        clients[role] = connect(redis_server, f"d-{role}")
+    r.script_flush()
+    yield clients
+    for role, client in clients.items():
+        client.close()
+        r.acl_deluser(f"d-{role}")
+
+
+POLICY_WRITES = {"set_retry_policy", "clear retry policy"}
+
+
+@pytest.mark.parametrize("role", list(acl.ROLES))
+def test_each_role_does_its_job_with_declared_keys(
+    role: str, declared_users: dict[str, redis.Redis], r: redis.Redis
+) -> None:
+    """Profile declared-keys (SPEC §20): with the roles of ``rwq acl --declared-keys``, every role
+    does its job with the profile on, still on its own queue only; the worker and the operator
+    may now rewrite the retry policy, which is what RWQ-DECL-005 warns of."""
+    client = declared_users[role]
+    outcome = {
+        name: (
+            attempt(role, client, name, QUEUE, r, declared_keys=True),
+            attempt(role, client, name, OTHER, r, declared_keys=True),
+        )
+        for name in OPERATIONS
+    }
+    can = JOBS[role] | ALSO[role] | (POLICY_WRITES if role in ("worker", "operator") else set())
+    if role == "operator":  # a declared lease part checks the tail with LRANGE before any RPOP, and
+        can |= {"complete_and_lease"}  # here it finds nothing ready: the operator may complete
+    expected = {name: ("ok" if name in can else "NOPERM", "NOPERM") for name in OPERATIONS}
+    assert outcome == expected
+
+
+def test_a_default_role_refuses_declared_calls_of_the_policy(
+    users: dict[str, redis.Redis], r: redis.Redis
+) -> None:
+    """Why the profile is off by default: Redis 7 checks declared keys as read-write, and the
+    default worker may only read ``P:policy`` (``%R~``)."""
+    assert attempt("worker", users["worker"], "lease", QUEUE, r) == "ok"
+    assert attempt("worker", users["worker"], "lease", QUEUE, r, declared_keys=True) == "NOPERM"
+    assert attempt("producer", users["producer"], "add", QUEUE, r, declared_keys=True) == "ok"
 
 
 def test_admin_loads_the_scripts(users: dict[str, redis.Redis], r: redis.Redis) -> None:

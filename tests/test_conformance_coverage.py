@@ -24,7 +24,14 @@ WAIVERS = data.REPO / "conformance" / "waivers.json"
 WAIVERS_SCHEMA = data.REPO / "schemas" / "waivers.schema.json"
 REFERENCE = f"{shlex.quote(sys.executable)} -m rwq.conformance.reference_adapter"
 ENFORCED = ("MUST", "MUST NOT")
-PROFILE_OF_SECTION = {"15.": "retry", "16.": "delay", "17.": "ack", "18.": "flat", "19.": "sharded"}
+PROFILE_OF_SECTION = {
+    "15.": "retry",
+    "16.": "delay",
+    "17.": "ack",
+    "18.": "flat",
+    "19.": "sharded",
+    "20.": "declared-keys",
+}
 """Requirements of these sections belong to a profile: the cases citing them must claim it."""
 RETRY_METHODS = frozenset(
     {
@@ -191,4 +198,5 @@ def test_report_verdicts_cover_every_requirement(reference_report: dict[str, Any
         "flat",
         "sharded",
         "legacy-lease",
+        "declared-keys",
     ]

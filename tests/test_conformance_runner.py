@@ -129,6 +129,40 @@ def test_reference_adapter_passes_every_case(tmp_path: Path) -> None:
     assert names[-1] == "run_finished"
 
 
+def test_reference_adapter_passes_every_case_with_declared_keys(tmp_path: Path) -> None:
+    """``--declared-keys`` (SPEC §20): every case again, each subject session with the profile on
+    and every script call checked against its KEYS; cases that count on one script call doing
+    what a cold window splits (capability undeclared-keys) do not apply."""
+    outcome = conformance(tmp_path, declared_keys=True)
+    cases = expand(load_cases(data.cases_dir()))
+    skipped = {c.id for c in cases if "cluster" in c.needs or "undeclared-keys" in c.needs}
+    failed = {
+        c["id"]: c["failure"]
+        for c in outcome.report["cases"]
+        if c["status"] not in ("pass", "not-applicable")
+    }
+    assert failed == {}
+    assert {c["id"] for c in outcome.report["cases"] if c["status"] != "pass"} == skipped
+    assert len(skipped) >= 5
+    assert outcome.code == EXIT_CONFORMS
+    assert "declared-keys" in outcome.report["claimed_profiles"]
+
+
+def test_declared_keys_needs_an_adapter_that_declares_the_profile(tmp_path: Path) -> None:
+    adapter = reference_variant(
+        tmp_path,
+        "no_declared_keys",
+        """
+        def hello(self, args):
+            hello = super().hello(args)
+            return {**hello, "profiles": [p for p in hello["profiles"] if p != "declared-keys"]}
+        """,
+    )
+    outcome = conformance(tmp_path, adapter=adapter, declared_keys=True, pattern="counts/")
+    assert outcome.code == EXIT_USAGE
+    assert "declares profile declared-keys" in outcome.text
+
+
 def test_external_redis_uses_state_surgery_and_touches_only_its_namespaces(
     tmp_path: Path, redis_server: RedisServer
 ) -> None:

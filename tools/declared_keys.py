@@ -28,7 +28,11 @@ def block(source: str, fragment: str) -> str:
         raise ValueError("no DECLARED line in the header")
     base = len(re.findall(r"^-- KEYS\[\d+\]", source, flags=re.M))
     lua_names = "{" + ", ".join(f"'{name}'" for name in names) + "}"
-    return BEGIN + fragment.replace("{base}", str(base)).replace("{names}", lua_names).replace("{{}}", "{}") + END
+    return (
+        BEGIN
+        + fragment.replace("{base}", str(base)).replace("{names}", lua_names).replace("{{}}", "{}")
+        + END
+    )
 
 
 def filled(lua_dir: Path) -> dict[Path, str]:

@@ -1,7 +1,10 @@
-"""rwq three ways: the shipped client, a lean shell over the same scripts, and the prototypes.
+"""rwq four ways: the shipped client, with profile declared-keys, a lean shell over the same
+scripts, and the prototypes.
 
 ``rwq`` is the product (``WorkQueue``), draining as its worker does: ``lease`` once, then one
-``complete_and_lease`` per item. ``rwq-lean`` calls EVALSHA on the same canonical scripts with
+``complete_and_lease`` per item. ``rwq-declared`` is the same with profile declared-keys (SPEC
+§20): every call passes every key its script touches, and the leasing calls their windows.
+``rwq-lean`` calls EVALSHA on the same canonical scripts with
 prebuilt arguments and no plan, validation or result objects: the gap between the two is the
 client's own overhead. ``rwq-proto`` runs the prototypes of :mod:`bench.proto` (a one-round-trip
 blocking lease; a complete without LREM): what those changes would gain.
@@ -32,14 +35,14 @@ from bench.proto import CLAIM_HEAD, blocking_lease_pipelined
 from rwq import WorkQueue
 from rwq.protocol.scripts import registry
 
-PREFIXES = {"rwq": "rwq0", "rwq-lean": "rwql", "rwq-proto": "rwqp"}
+PREFIXES = {"rwq": "rwq0", "rwq-declared": "rwqd", "rwq-lean": "rwql", "rwq-proto": "rwqp"}
 """Each variant has its own queue: interleaved runs keep all of them in Redis at once. Four
 characters, as redis-work-queue's ``q015``, so that key names weigh the same in the memory figure."""
 
 
 def _queue(url: str, peer: str = "rwq") -> tuple[redis.Redis, WorkQueue]:
     r = redis.Redis.from_url(url)
-    wq = WorkQueue(r, PREFIXES[peer])
+    wq = WorkQueue(r, PREFIXES[peer], declared_keys=peer == "rwq-declared")
     wq.counts()  # the one-time server check
     return r, wq
 
@@ -85,6 +88,15 @@ def _drain_lean(wq: WorkQueue, r: redis.Redis, batch: int = 1, limit: int | None
 def drain_process(job: ProcessJob, barrier: Barrier, counter: Any) -> Drained:
     """One drain process with the shipped client."""
     _r, wq = _queue(job.url)
+    barrier.wait()
+    started = now()
+    done = _drain(wq)
+    return (started, now(), done)
+
+
+def drain_process_declared(job: ProcessJob, barrier: Barrier, counter: Any) -> Drained:
+    """One drain process with the shipped client and profile declared-keys."""
+    _r, wq = _queue(job.url, "rwq-declared")
     barrier.wait()
     started = now()
     done = _drain(wq)
@@ -191,6 +203,25 @@ class Rwq(Peer):
 
     def close(self) -> None:
         self.r.close()
+
+
+class RwqDeclared(Rwq):
+    """The shipped client with profile declared-keys: what passing every key costs."""
+
+    name = "rwq-declared"
+    label = "rwq declared-keys"
+
+    HOW: ClassVar[Mapping[str, str]] = {
+        **Rwq.HOW,
+        "drain_one": "as rwq, each call declaring its keys and its window (count + 16 ids at the tail)",
+        "drain_batch": "as rwq, each call declaring <batch> completed ids and a window of <batch> + 16",
+    }
+
+    def drain_target(self) -> DrainProcess | None:
+        return drain_process_declared
+
+    def wake_target(self) -> WakeConsumer | None:
+        return None
 
 
 class RwqLean(Rwq):

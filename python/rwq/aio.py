@@ -11,9 +11,8 @@ from redis.exceptions import NoScriptError, ResponseError
 
 from . import _shell
 from .errors import RwqError
-from .protocol import declared
+from .protocol import declared, validation
 from .protocol import operations as ops
-from .protocol import validation
 from .protocol.commands import Command, Plan, RunScript
 from .protocol.operations import CleanReport, Counts, DeadItem, FailResult, Lease, Outcome, RetryPolicy
 
@@ -148,7 +147,8 @@ class AsyncWorkQueue:
     ) -> tuple[list[Outcome], list[Lease]]:
         """Complete 1..1000 items and lease up to ``count`` ready ones, in one round trip.
 
-        Only when that call skipped 1000 stale entries does a plain lease follow (RWQ-NEXT-004);
+        Only when that call stopped early (1000 stale entries skipped; with profile declared-keys,
+        an id outside its window) does a plain lease follow for the rest (RWQ-NEXT-004);
         should that one fail, its RedisFailure is raised although the completions took effect.
         """
         return await self._run(

@@ -205,18 +205,25 @@ def _clean(report: CleanReport) -> dict[str, Any]:
 @click.option("--user", help="The ACL user's name (default: PREFIX-ROLE).")
 @click.option("--redis6", is_flag=True, help="Write ~ for read-only key patterns too (Redis 6.2 has no %R~).")
 @click.option(
+    "--declared-keys",
+    is_flag=True,
+    help="For profile declared-keys: ~ for every key (Redis 7 checks declared keys as read-write).",
+)
+@click.option(
     "--shards",
     type=int,
     default=0,
     help="A sharded queue's shard count (SPEC §19): every shard, and its doorbell.",
 )
-def acl_command(*, role: str, prefix: str, user: str | None, redis6: bool, shards: int) -> None:
+def acl_command(
+    *, role: str, prefix: str, user: str | None, redis6: bool, declared_keys: bool, shards: int
+) -> None:
     """Print the ACL SETUSER line giving ROLE its job on one queue and no other (SPEC §13.1).
 
     The line sets no password: add one (>secret, or #<sha256>) when you run it.
     """
     try:
-        click.echo(acl.setuser(role, prefix, user, read_only=not redis6, shards=shards))
+        click.echo(acl.setuser(role, prefix, user, read_only=not (redis6 or declared_keys), shards=shards))
     except RwqError as exc:
         raise click.ClickException(f"{exc.code}: {exc}") from exc
 

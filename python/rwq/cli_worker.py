@@ -85,6 +85,11 @@ def load_handler(spec: str) -> Callable[..., Any]:
     is_flag=True,
     help="Profile flat: keep leases in <prefix>:in_flight (no redis-work-queue 0.1.x cleaners on the queue).",
 )
+@click.option(
+    "--declared-keys",
+    is_flag=True,
+    help="Profile declared-keys: pass every key a script touches in KEYS (Dragonfly, key-routing proxies).",
+)
 @shards_option
 @click.option("--log-format", type=click.Choice(["text", "json"]), default="text", show_default=True)
 @click.option("--log-level", type=click.Choice(["DEBUG", "INFO", "WARNING", "ERROR"]), default="INFO")
@@ -100,6 +105,7 @@ def worker_command(
     timeout_ms: int | None,
     liveness_file: str | None,
     flat_in_flight: bool,
+    declared_keys: bool,
     shards: int,
     log_format: str,
     log_level: str,
@@ -115,7 +121,17 @@ def worker_command(
     stream.setFormatter(JsonFormatter() if log_format == "json" else text)
     logging.basicConfig(level=log_level, handlers=[stream], force=True)
     run = Run(
-        url, prefix, cluster, burst, concurrency, lease_ms, timeout_ms, liveness_file, flat_in_flight, shards
+        url,
+        prefix,
+        cluster,
+        burst,
+        concurrency,
+        lease_ms,
+        timeout_ms,
+        liveness_file,
+        flat_in_flight,
+        shards,
+        declared_keys,
     )
     try:
         if inspect.iscoroutinefunction(handler):
@@ -141,6 +157,11 @@ class Run:
     liveness_file: str | None
     flat_in_flight: bool = False
     shards: int = 0
+    declared_keys: bool = False
+
+    def queue_options(self) -> dict[str, Any]:
+        """The queue's settings."""
+        return {"flat_in_flight": self.flat_in_flight, "declared_keys": self.declared_keys}
 
     def options(self) -> dict[str, Any]:
         """The worker's settings."""
@@ -155,9 +176,9 @@ class Run:
 def _run_sync(handler: Callable[..., Any], run: Run) -> None:
     client: Any = RedisCluster.from_url(run.url) if run.cluster else redis.Redis.from_url(run.url)
     queue: WorkQueue | ShardedWorkQueue = (
-        ShardedWorkQueue(client, run.prefix, shards=run.shards, flat_in_flight=run.flat_in_flight)
+        ShardedWorkQueue(client, run.prefix, shards=run.shards, **run.queue_options())
         if run.shards
-        else WorkQueue(client, run.prefix, flat_in_flight=run.flat_in_flight)
+        else WorkQueue(client, run.prefix, **run.queue_options())
     )
     queue.counts()  # fail fast: a Redis that cannot be used at start is exit 1, not endless retries
     worker = Worker(queue, handler, **run.options())
@@ -185,9 +206,9 @@ async def _run_async(handler: Callable[..., Any], run: Run) -> None:
         AsyncRedisCluster.from_url(run.url) if run.cluster else redis.asyncio.Redis.from_url(run.url)
     )
     queue: AsyncWorkQueue | AsyncShardedWorkQueue = (
-        AsyncShardedWorkQueue(client, run.prefix, shards=run.shards, flat_in_flight=run.flat_in_flight)
+        AsyncShardedWorkQueue(client, run.prefix, shards=run.shards, **run.queue_options())
         if run.shards
-        else AsyncWorkQueue(client, run.prefix, flat_in_flight=run.flat_in_flight)
+        else AsyncWorkQueue(client, run.prefix, **run.queue_options())
     )
     await queue.counts()
     worker = AsyncWorker(queue, handler, **run.options())

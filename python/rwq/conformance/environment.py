@@ -126,7 +126,12 @@ class RedisEnvironment:
     @property
     def capabilities(self) -> frozenset[str]:
         """The case ``needs`` this environment meets."""
-        caps = {"clock-control", "multi-process", "monitor", "undeclared-keys"}  # the runner may drop the last
+        caps = {
+            "clock-control",
+            "multi-process",
+            "monitor",
+            "undeclared-keys",
+        }  # the runner may drop the last
         if self.is_managed:
             caps.add("managed-redis")
         if self.cluster:

@@ -242,7 +242,9 @@ class Run:
         ]
         if self.config.declared_keys:  # the generated programs of property/ and workload/ run as given
             generated = (stateful.CASE, workload.CASE)
-            selected = [case if any(case is g for g in generated) else with_declared_keys(case) for case in selected]
+            selected = [
+                case if any(case is g for g in generated) else with_declared_keys(case) for case in selected
+            ]
         if not selected:
             raise UsageError(f"no case matches -k {self.config.pattern!r}")
         return argv, selected

@@ -331,7 +331,7 @@ class Checker:
                     self._flag(
                         self._caller,
                         f"ran a script that ran {show(seen.args, 80)}, which touches key "
-                        f"{show(undeclared[:1])} that the call did not pass in KEYS (RWQ-DECL-001)",
+                        f"{show(tuple(undeclared[:1]))} that the call did not pass in KEYS (RWQ-DECL-001)",
                     )
                     self._caller = None  # one violation per call
             return

@@ -58,7 +58,7 @@ def window_kind(command: RunScript) -> bytes | None:
     if name == "light_clean":
         return b"light_clean"
     if name == "deep_clean" and command.args[0] == b"index":
-        return b"deep_clean:" + bytes(command.args[1])
+        return b"deep_clean:" + _raw(command.args[1])
     return None
 
 
@@ -73,7 +73,9 @@ def with_declared_keys(command: RunScript, window: Sequence[bytes]) -> RunScript
         return command  # the script's KEYS already hold every key it touches
     base = command.keys[0][: -len(b"queue")]  # P: (RWQ-SCRIPT-005)
     ids = dict.fromkeys([*map(_raw, named_ids(command)), *window])  # once each, in order
-    triples = [base + kind + item_id for item_id in ids for kind in (b"item:", b"lease:", b"leased_by_session:")]
+    triples = [
+        base + kind + item_id for item_id in ids for kind in (b"item:", b"lease:", b"leased_by_session:")
+    ]
     keys = (*command.keys, *(base + name for name in names), *triples)
     return RunScript(command.script, keys, command.args, command.wait)
 

@@ -27,9 +27,11 @@ func (q *Queue) CompleteOwnedAndLease(ctx context.Context, l Lease, leaseMs int6
 // CompleteAndLeaseMany completes 1..1000 items by id (as CompleteMany: Done or Gone per id, in
 // order), then leases up to count (1..1000) ready items for leaseMs under one new token.
 //
-// The leases come from the same script call unless its lease part had to stop after skipping
-// 1000 stale entries; the client then goes on leasing (RWQ-NEXT-004). An error of that second
-// call comes back with the outcomes of the first, which did take effect.
+// The leases come from the same script call unless its lease part had to stop early (after
+// skipping 1000 stale entries, or, with Options.DeclaredKeys, at an id outside its window); the
+// client then leases the rest with lease calls under the same token (RWQ-NEXT-004). An error of
+// such a call comes back with the outcomes of the first, which did take effect, and the leases
+// it took.
 func (q *Queue) CompleteAndLeaseMany(ctx context.Context, ids []string, count int, leaseMs int64) ([]Outcome, []Lease, error) {
 	for _, id := range ids {
 		if err := checkID(id); err != nil {
@@ -91,11 +93,12 @@ func (q *Queue) completeAndLease(ctx context.Context, mode string, step int, arg
 	if err != nil {
 		return outcomes, nil, err
 	}
-	if len(r.leases) == 0 && r.again == 1 {
-		// The lease part stopped after 1000 skipped entries (RWQ-LEASE-007): the queue is not
-		// known to be empty, so go on with ordinary leases under the same, still unused, token.
-		leases, err := q.leaseLoop(ctx, token, leaseMs, count, false, 0)
-		return outcomes, leases, err
+	if len(r.leases) < count && r.again == 1 {
+		// The lease part stopped early (after 1000 skipped entries, RWQ-LEASE-007, or at an id
+		// outside its window, RWQ-DECL-004): the queue is not known to be empty, so lease what
+		// is still missing with ordinary lease calls under the same token (RWQ-NEXT-004).
+		more, _, _, err := q.leaseCalls(ctx, token, leaseMs, count-len(r.leases))
+		return outcomes, append(r.leases, more...), err
 	}
 	return outcomes, r.leases, nil
 }

@@ -42,6 +42,14 @@ type Options struct {
 	Warn func(msg string)
 	// Ack, when set, makes adds and completes wait for replicas (profile ack, SPEC §17).
 	Ack *Ack
+	// DeclaredKeys makes every script call pass every key its script touches in KEYS (profile
+	// declared-keys, SPEC §20), for servers, proxies and managed offerings that route or
+	// authorise script calls by their declared keys (Dragonfly refuses undeclared keys by
+	// default). It changes no result, and queues with and without it may share a queue; a call
+	// that finds ids in the queue's lists (a lease, a clean) may cost one more round trip when
+	// its window of ids is stale. On Redis 7 a declared key needs read and write permission, so
+	// ACL roles need read-write patterns for every key they declare (RWQ-DECL-005).
+	DeclaredKeys bool
 }
 
 // Ack is profile ack's setting: after each script call of an add or a complete, WAIT on the same
@@ -64,6 +72,8 @@ type Queue struct {
 	legacy, flat    string
 	warn            func(string)
 	ack             *Ack
+	declared        bool
+	windows         windows // profile declared-keys: the last window per kind of finding call
 
 	mu      sync.Mutex
 	checked bool
@@ -167,7 +177,7 @@ func New(rdb redis.UniversalClient, prefix string, opts *Options) (*Queue, error
 		opts = &Options{}
 	}
 	q := &Queue{rdb: rdb, cluster: cluster, prefix: prefix, queue: prefix + ":queue",
-		inflight: prefix + ":processing", legacy: "0", flat: "0", warn: opts.Warn}
+		inflight: prefix + ":processing", legacy: "0", flat: "0", warn: opts.Warn, declared: opts.DeclaredKeys}
 	if opts.LegacyLeaseKey {
 		q.legacy = "1"
 	}
@@ -315,8 +325,34 @@ func checkVersion(info string) error {
 	return nil
 }
 
-// eval runs a canonical script; a nil reply comes back as (nil, nil).
+// eval runs a canonical script; a nil reply comes back as (nil, nil). keys and args are the
+// script's core call shape (SPEC §6): with profile declared-keys, eval declares the call's keys
+// and takes the window out of a finding script's reply, keeping it for the next call of its kind.
 func (q *Queue) eval(ctx context.Context, name string, keys []string, args ...any) (any, error) {
+	if !q.declared {
+		return q.run(ctx, name, keys, args)
+	}
+	kind := windowKind(name, args)
+	var window []string
+	if kind != "" {
+		window = q.windows.get(kind)
+	}
+	reply, err := q.run(ctx, name, declaredKeys(name, keys, args, window), args)
+	if err != nil || kind == "" {
+		return reply, err
+	}
+	reply, window, err = splitWindow(name, reply)
+	if err != nil {
+		return nil, err
+	}
+	if kind != "light_clean" {
+		q.windows.set(kind, window)
+	}
+	return reply, nil
+}
+
+// run runs a canonical script with exactly keys and args.
+func (q *Queue) run(ctx context.Context, name string, keys []string, args []any) (any, error) {
 	if err := q.check(ctx); err != nil {
 		return nil, err
 	}
@@ -477,28 +513,39 @@ func parseLease(script string, reply any, token string) (leaseReply, error) {
 	return r, nil
 }
 
-// leaseLoop leases under token until it has items, the queue is found empty (non-blocking) or
-// the wait ends (blocking), calling again after a reply of again = 1 (SPEC RWQ-LEASE-007).
-func (q *Queue) leaseLoop(ctx context.Context, token string, leaseMs int64, count int, block bool, timeoutMs int64) ([]Lease, error) {
-	deadline := int64(-1)
+// leaseCalls runs non-blocking lease calls under token until count items are leased or a reply
+// says again = 0 (SPEC RWQ-LEASE-007, RWQ-DECL-004), each call asking for what is still
+// missing: the leases, and the server's time and the ms until the next delayed item is due (-1:
+// none) of the last call.
+func (q *Queue) leaseCalls(ctx context.Context, token string, leaseMs int64, count int) ([]Lease, int64, int64, error) {
+	var leased []Lease
 	for {
-		reply, err := q.eval(ctx, "lease", q.both(), leaseMs, token, count, q.legacy, q.flat)
+		reply, err := q.eval(ctx, "lease", q.both(), leaseMs, token, count-len(leased), q.legacy, q.flat)
 		if err != nil {
-			return nil, err
+			return nil, 0, 0, err
 		}
 		r, err := parseLease("lease", reply, token)
 		if err != nil {
+			return nil, 0, 0, err
+		}
+		leased = append(leased, r.leases...)
+		if len(leased) >= count || r.again != 1 {
+			return leased, r.now, r.dueIn, nil
+		}
+	}
+}
+
+// leaseLoop leases up to count items under token: non-blocking, what leaseCalls finds; blocking
+// (count 1), it waits in BLMOVE steps until an item is leased or the wait ends.
+func (q *Queue) leaseLoop(ctx context.Context, token string, leaseMs int64, count int, block bool, timeoutMs int64) ([]Lease, error) {
+	deadline := int64(-1)
+	for {
+		leased, now, dueIn, err := q.leaseCalls(ctx, token, leaseMs, count)
+		if err != nil {
 			return nil, err
 		}
-		now, dueIn := r.now, r.dueIn
-		if len(r.leases) > 0 {
-			return r.leases, nil
-		}
-		if r.again == 1 {
-			continue
-		}
-		if !block {
-			return nil, nil
+		if len(leased) > 0 || !block {
+			return leased, nil
 		}
 		if deadline < 0 && timeoutMs > 0 {
 			deadline = now + timeoutMs

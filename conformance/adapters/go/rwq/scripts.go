@@ -33,11 +33,12 @@ type manifest struct {
 	} `json:"scripts"`
 }
 
-var scripts = loadScripts()
+var scripts, declaredNames = loadScripts()
 
 // loadScripts reads the embedded manifest and every script it lists, and checks each script's
-// SHA1 against it: a broken copy is a build error, so it panics.
-func loadScripts() map[string]*redis.Script {
+// SHA1 against it: a broken copy is a build error, so it panics. It also returns, per script,
+// the key names of its header's DECLARED line (profile declared-keys, see parseDeclared).
+func loadScripts() (map[string]*redis.Script, map[string][]string) {
 	raw, err := luaFS.ReadFile("lua/manifest.json")
 	if err != nil {
 		panic("rwq: embedded lua/manifest.json missing; run go generate: " + err.Error())
@@ -47,6 +48,7 @@ func loadScripts() map[string]*redis.Script {
 		panic(fmt.Sprintf("rwq: embedded lua/manifest.json is not an %s manifest: %v", Protocol, err))
 	}
 	out := make(map[string]*redis.Script, len(m.Scripts))
+	declared := make(map[string][]string, len(m.Scripts))
 	for name, entry := range m.Scripts {
 		src, err := luaFS.ReadFile(path.Join("lua", entry.File))
 		if err != nil {
@@ -56,6 +58,7 @@ func loadScripts() map[string]*redis.Script {
 			panic("rwq: embedded " + entry.File + " does not match lua/manifest.json; run go generate")
 		}
 		out[name] = redis.NewScript(string(src))
+		declared[name] = parseDeclared(string(src))
 	}
 	for _, name := range []string{"add", "lease", "claim", "renew", "complete", "complete_and_lease",
 		"release", "counts", "light_clean", "deep_clean", "set_policy", "fail", "dead", "shards", "ring"} {
@@ -63,7 +66,7 @@ func loadScripts() map[string]*redis.Script {
 			panic("rwq: embedded manifest lacks script " + name)
 		}
 	}
-	return out
+	return out, declared
 }
 
 // ScriptSHA1s maps each canonical script's name to the SHA1 of the text this package embeds

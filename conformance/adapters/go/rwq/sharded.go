@@ -307,23 +307,11 @@ func countTrue(flags []bool) int {
 // visit leases one item from q without waiting: the lease (nil when none), the server's time
 // and the ms until q's next delayed item is due (-1: none), from the lease script's reply.
 func (q *Queue) visit(ctx context.Context, leaseMs int64) (*Lease, int64, int64, error) {
-	token := newToken()
-	for {
-		reply, err := q.eval(ctx, "lease", q.both(), leaseMs, token, 1, q.legacy, q.flat)
-		if err != nil {
-			return nil, 0, 0, err
-		}
-		r, err := parseLease("lease", reply, token)
-		if err != nil {
-			return nil, 0, 0, err
-		}
-		if len(r.leases) > 0 {
-			return &r.leases[0], r.now, r.dueIn, nil
-		}
-		if r.again != 1 {
-			return nil, r.now, r.dueIn, nil
-		}
+	leased, now, dueIn, err := q.leaseCalls(ctx, newToken(), leaseMs, 1)
+	if err != nil || len(leased) == 0 {
+		return nil, now, dueIn, err
 	}
+	return &leased[0], now, dueIn, nil
 }
 
 // sweep visits every shard in rotation and returns the first lease found; else the server's time

@@ -438,7 +438,7 @@ func (a *adapter) hello(args json.RawMessage) (any, error) {
 	return map[string]any{
 		"protocol":       1,
 		"implementation": map[string]string{"name": "rwq-go", "language": "go", "version": rwq.Version},
-		"profiles":       []string{"core", "retry", "delay", "ack", "flat", "sharded", "legacy-lease"},
+		"profiles":       []string{"core", "retry", "delay", "ack", "flat", "sharded", "legacy-lease", "declared-keys"},
 		"methods":        names,
 		"scripts":        rwq.ScriptSHA1s(),
 		"capabilities":   map[string]bool{"cluster": true},
@@ -454,7 +454,8 @@ func (a *adapter) open(args json.RawMessage) (any, error) {
 			FlatInFlight   bool   `json:"flat_in_flight"`
 			WaitReplicas   *int   `json:"wait_replicas"`
 			WaitTimeoutMs  *int64 `json:"wait_timeout_ms"`
-			Shards         *int   `json:"shards"` // profile sharded: queue is the logical name P
+			Shards         *int   `json:"shards"`        // profile sharded: queue is the logical name P
+			DeclaredKeys   bool   `json:"declared_keys"` // profile declared-keys
 		}
 	}
 	if err := json.Unmarshal(args, &o); err != nil {
@@ -477,7 +478,8 @@ func (a *adapter) open(args json.RawMessage) (any, error) {
 	} else {
 		client = redis.NewClient(opts)
 	}
-	qopts := &rwq.Options{LegacyLeaseKey: o.Options.LegacyLeaseKey, FlatInFlight: o.Options.FlatInFlight}
+	qopts := &rwq.Options{LegacyLeaseKey: o.Options.LegacyLeaseKey, FlatInFlight: o.Options.FlatInFlight,
+		DeclaredKeys: o.Options.DeclaredKeys}
 	if w := o.Options; w.WaitReplicas != nil || w.WaitTimeoutMs != nil {
 		qopts.Ack = &rwq.Ack{TimeoutMs: 1000}
 		if w.WaitReplicas != nil {
