@@ -21,7 +21,7 @@ from rwq.conformance.wire import CommandTable, Seen, parse_line
 from rwq.errors import InvalidType
 from rwq.protocol import declared
 from rwq.protocol import operations as ops
-from rwq.protocol.commands import RunScript
+from rwq.protocol.commands import Plan, RunScript
 from rwq.protocol.operations import QueueKeys
 from rwq.protocol.scripts import lua_dir, registry
 
@@ -34,7 +34,7 @@ def triple(item_id: bytes) -> tuple[bytes, ...]:
     return tuple(P + kind + item_id for kind in TRIPLE)
 
 
-def first(plan: ops.Plan[object]) -> RunScript:
+def first(plan: Plan[object]) -> RunScript:
     command = next(plan)
     assert isinstance(command, RunScript)
     return command
@@ -85,7 +85,7 @@ def test_a_named_call_declares_its_ids_once_after_the_declared_keys() -> None:
         (ops.lease(KEYS, 1000, count=5), []),
     ],
 )
-def test_every_id_a_call_names_is_declared(plan: ops.Plan[object], ids: list[bytes]) -> None:
+def test_every_id_a_call_names_is_declared(plan: Plan[object], ids: list[bytes]) -> None:
     command = first(plan)
     names = declared.declared_names(command.script)
     keys = declared.with_declared_keys(command, ()).keys
@@ -172,9 +172,10 @@ def every_operation(queue: WorkQueue) -> Iterator[str]:
     assert queue.add_many([(f"i{n}", b"x") for n in range(30)]) == [True] * 30
     assert queue.add("later", b"L", delay_ms=1) is True
     held = queue.lease(30_000)
-    assert held is not None and held.id == "i0"
+    assert held is not None
+    assert held.id == "i0"
     assert queue.renew(held, 60_000) is True
-    outcomes, more = queue.complete_and_lease_many([held], 3, 30_000)
+    _outcomes, more = queue.complete_and_lease_many([held], 3, 30_000)
     assert [lease.id for lease in more] == ["i1", "i2", "i3"]
     assert queue.release(more[0]) is True
     assert queue.fail(more[1], "boom").outcome.name == "DEAD"
