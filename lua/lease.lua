@@ -19,8 +19,10 @@
 --          now_ms = the server's time; due_in_ms = ms until the next delayed item is due, -1 if
 --          none; attempt = this lease's attempt number, 0 when the queue has no retry policy.
 --          Profile declared-keys: the 4th element is the window, the ids the next call should
---          declare (the count + 16 at the tail of <P>:queue, then up to 100 due delayed ids);
---          again = 1 also when the call stopped at an id whose keys it does not declare
+--          declare: count + slack ids at the tail of <P>:queue, then up to 100 due delayed ids,
+--          where slack (1..64) is the number of queue ids this call declared beyond count,
+--          doubled when the call stopped at an undeclared id, else one fewer; again = 1 also
+--          when the call stopped at an id whose keys it does not declare
 -- Errors   RWQ_INVALID_ARGUMENT, RWQ_WRONG_TYPE (nothing is written)
 -- Effects  per leased item: the id from the right of <P>:queue to the left of <P>:processing (as
 --          LMOVE RIGHT LEFT would; flat: ZADD <P>:in_flight (now + lease_ms) <id> instead);
@@ -115,7 +117,7 @@ end
 local due_ids = promoting and redis.call('ZRANGEBYSCORE', delayed, '-inf', now, 'LIMIT', 0, 100) or {}
 -- Profile declared-keys: the script acts only on ids whose keys the call declares. `cut` is
 -- true when it stopped at an id that is not: the reply then asks to call again (again = 1).
-local cut = false
+local cut, due_found = false, due_ids
 for i, id in ipairs(declared and due_ids or {}) do
   if not declared[id] then
     cut, due_ids = true, {unpack(due_ids, 1, i - 1)}
@@ -248,9 +250,18 @@ if #to_in_flight > 0 then
   redis.call('ZADD', in_flight, unpack(scored))
 end
 if declared then
-  -- The next call's window: the ids it will find first, at the tail of the queue and due in
-  -- <P>:delayed, which the client declares in that call.
-  local window = redis.call('LRANGE', queue, -(count + 16), -1)
+  -- The next call's window, which the client declares in that call: count + slack ids at the
+  -- tail of the queue, then the due ids of <P>:delayed. The slack follows the other consumers:
+  -- the queue ids this call declared beyond count, doubled when it stopped at an undeclared id,
+  -- else one fewer; 1 to 64.
+  local skip, slack = {}, -count
+  for _, id in ipairs(due_found) do skip[id] = true end
+  for id in pairs(will_complete) do skip[id] = true end
+  for id in pairs(declared) do
+    if not skip[id] then slack = slack + 1 end
+  end
+  slack = cut and math.min(math.max(2 * slack, 1), 64) or math.min(math.max(slack - 1, 1), 64)
+  local window = redis.call('LRANGE', queue, -(count + slack), -1)
   for _, id in ipairs(redis.call('ZRANGEBYSCORE', delayed, '-inf', now, 'LIMIT', 0, 100)) do window[#window + 1] = id end
   table.insert(result, 4, window)
 end

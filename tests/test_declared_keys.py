@@ -273,3 +273,27 @@ def test_the_fragment_is_in_every_script_that_declares() -> None:
         text = script.source.decode()
         assert (fragment.split("=")[0] in text) == bool(declared.declared_names(script)), script.name
     assert Path(lua_dir() / "ring.lua").read_text().count("declared") == 0
+
+
+def test_the_lease_window_follows_the_other_consumers(r: redis.Redis) -> None:
+    """The slack of a lease's window (SPEC §20): what the call declared beyond count, doubled when
+    it stopped at an undeclared id, else one fewer; 1..64."""
+    WorkQueue(r, "jobs").add_many([(f"i{n:03}", b"x") for n in range(300)])
+    script = registry()["lease"]
+    names = [P + name for name in declared.declared_names(script)]
+
+    def lease(window: list[bytes]) -> tuple[int, int, list[bytes]]:
+        keys = [P + b"queue", P + b"processing", *names, *(key for item in window for key in triple(item))]
+        reply = r.evalsha(script.sha1, len(keys), *keys, 30_000, "tok", 1, "0", "0")
+        return reply[0], len(reply) - 4, reply[3]
+
+    again, leased, window = lease([])  # cold: nothing declared, stopped at once
+    assert (again, leased, len(window)) == (1, 0, 2)
+    again, leased, window = lease(window)  # declared 2: slack 1, one fewer, at least 1
+    assert (again, leased, len(window)) == (0, 1, 2)
+    again, leased, window = lease(window + [b"x1", b"x2", b"x3", b"x4", b"x5", b"x6", b"x7", b"x8"])
+    assert (again, leased, len(window)) == (0, 1, 1 + 8)  # declared 10: slack 9, then 8
+    again, leased, window = lease([b"elsewhere", b"x1", b"x2", b"x3", b"x4"])  # stale: stopped
+    assert (again, leased, len(window)) == (1, 0, 1 + 8)  # declared 5: slack 4, doubled
+    again, leased, window = lease([f"i{n:03}".encode() for n in range(300)])
+    assert (again, leased, len(window)) == (0, 1, 1 + 64)  # at most 64

@@ -345,9 +345,7 @@ func (q *Queue) eval(ctx context.Context, name string, keys []string, args ...an
 	if err != nil {
 		return nil, err
 	}
-	if kind != "light_clean" {
-		q.windows.set(kind, window)
-	}
+	q.windows.set(kind, window)
 	return reply, nil
 }
 
