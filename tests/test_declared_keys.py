@@ -4,7 +4,10 @@ real Redis, every command their scripts run checked through MONITOR against the 
 from __future__ import annotations
 
 import asyncio
+import os
 import socket
+import subprocess
+import sys
 import threading
 import time
 from collections.abc import Iterator
@@ -13,8 +16,10 @@ from pathlib import Path
 import pytest
 import redis
 import redis.asyncio as aioredis
+from click.testing import CliRunner
 
 from rwq import AsyncWorkQueue, RetryPolicy, WorkQueue
+from rwq.cli import cli
 from rwq.conformance.environment import raw_client
 from rwq.conformance.redis_server import RedisServer
 from rwq.conformance.wire import CommandTable, Seen, parse_line
@@ -291,9 +296,39 @@ def test_the_lease_window_follows_the_other_consumers(r: redis.Redis) -> None:
     assert (again, leased, len(window)) == (1, 0, 2)
     again, leased, window = lease(window)  # declared 2: slack 1, one fewer, at least 1
     assert (again, leased, len(window)) == (0, 1, 2)
-    again, leased, window = lease(window + [b"x1", b"x2", b"x3", b"x4", b"x5", b"x6", b"x7", b"x8"])
+    again, leased, window = lease([*window, b"x1", b"x2", b"x3", b"x4", b"x5", b"x6", b"x7", b"x8"])
     assert (again, leased, len(window)) == (0, 1, 1 + 8)  # declared 10: slack 9, then 8
     again, leased, window = lease([b"elsewhere", b"x1", b"x2", b"x3", b"x4"])  # stale: stopped
     assert (again, leased, len(window)) == (1, 0, 1 + 8)  # declared 5: slack 4, doubled
     again, leased, window = lease([f"i{n:03}".encode() for n in range(300)])
     assert (again, leased, len(window)) == (0, 1, 1 + 64)  # at most 64
+
+
+@pytest.mark.parametrize("handler", ["tasks:handle", "tasks:handle_async"])
+def test_the_worker_and_operator_commands_take_the_profile(
+    tmp_path: Path, redis_server: RedisServer, table: CommandTable, handler: str
+) -> None:
+    """``rwq worker --declared-keys`` and ``rwq clean --declared-keys``: every script call of
+    theirs declares its keys; ``rwq clean`` without the flag does not (the check can fail)."""
+    client = redis_server.client()
+    client.flushall()
+    WorkQueue(client, "jobs").add_many([(f"i{n}", b"x") for n in range(30)])
+    (tmp_path / "tasks.py").write_text(
+        "async def handle_async(job):\n    pass\n\ndef handle(job):\n    pass\n"
+    )
+    monitor = Monitor(redis_server)
+    env = {**os.environ, "RWQ_URL": redis_server.url}
+    worker = [sys.executable, "-m", "rwq.console", "worker", handler, "-q", "jobs", "--burst", "-c", "3"]
+    done = subprocess.run(
+        [*worker, "--declared-keys"], cwd=tmp_path, env=env, capture_output=True, timeout=60
+    )
+    assert done.returncode == 0, done.stderr
+    clean = ["clean", "--prefix", "jobs", "--deep", "--url", redis_server.url]
+    assert CliRunner().invoke(cli, [*clean, "--declared-keys"]).exit_code == 0
+    calls, found = undeclared_touches(monitor.lines(), table)
+    assert calls > 30
+    assert found == []
+    assert WorkQueue(client, "jobs").counts().queued == 0
+    monitor = Monitor(redis_server)
+    assert CliRunner().invoke(cli, clean).exit_code == 0
+    assert undeclared_touches(monitor.lines(), table)[1] != []

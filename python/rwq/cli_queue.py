@@ -53,11 +53,27 @@ shards_option = click.option(
     default=0,
     help="Profile sharded: the queue's shard count (SPEC §19); 0, the default: not sharded.",
 )
+DECLARED_KEYS = "rwq.declared_keys"
+
+
+def _remember(ctx: click.Context, _param: click.Parameter, value: bool) -> bool:
+    ctx.meta[DECLARED_KEYS] = value
+    return value
+
+
+declared_keys_option = click.option(
+    "--declared-keys",
+    is_flag=True,
+    expose_value=False,
+    callback=_remember,
+    help="Profile declared-keys: pass every key a script touches in KEYS (SPEC §20).",
+)
 queue_options: list[Callable[[Any], Any]] = [
     url_option,
     click.option("--prefix", required=True, help="The queue's key prefix."),
     cluster_option,
     shards_option,
+    declared_keys_option,
     json_option,
 ]
 
@@ -72,10 +88,17 @@ def with_queue_options(command: Callable[..., Any]) -> Callable[..., Any]:
 def open_queue(
     url: str, prefix: str, cluster: bool, shards: int = 0
 ) -> Iterator[WorkQueue | ShardedWorkQueue]:
-    """A queue (sharded when ``shards``) on a client of its own; every failure becomes a one-line
-    CLI error (exit 1)."""
+    """A queue (sharded when ``shards``; with profile declared-keys when the command got
+    ``--declared-keys``) on a client of its own; every failure becomes a one-line CLI error
+    (exit 1)."""
+    ctx = click.get_current_context(silent=True)
+    declared_keys = bool(ctx and ctx.meta.get(DECLARED_KEYS))
     with open_client(url, cluster) as client:
-        yield ShardedWorkQueue(client, prefix, shards=shards) if shards else WorkQueue(client, prefix)
+        yield (
+            ShardedWorkQueue(client, prefix, shards=shards, declared_keys=declared_keys)
+            if shards
+            else WorkQueue(client, prefix, declared_keys=declared_keys)
+        )
 
 
 def _hint(exc: Exception) -> str:
