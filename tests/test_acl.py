@@ -149,18 +149,26 @@ def connect(server: RedisServer, user: str) -> redis.Redis:
     return redis.Redis(host="127.0.0.1", port=server.port, username=user, password=PASSWORD)
 
 
-@pytest.fixture
-def users(r: redis.Redis, redis_server: RedisServer) -> Iterator[dict[str, redis.Redis]]:
-    """One client per role, each logged in as the user ``rwq acl ROLE --prefix jobs`` prints."""
+def role_users(
+    r: redis.Redis, server: RedisServer, *options: str, tag: str = QUEUE
+) -> Iterator[dict[str, redis.Redis]]:
+    """One client per role, each logged in as user ``<tag>-<role>`` of ``rwq acl ROLE --prefix
+    jobs [options]``; the users are deleted afterwards."""
     clients = {}
     for role in acl.ROLES:
-        create_user(r, rwq_acl(role, "--prefix", QUEUE))
-        clients[role] = connect(redis_server, f"{QUEUE}-{role}")
+        create_user(r, rwq_acl(role, "--prefix", QUEUE, *options, "--user", f"{tag}-{role}"))
+        clients[role] = connect(server, f"{tag}-{role}")
     r.script_flush()  # the EVAL fallback runs as each role too
     yield clients
     for role, client in clients.items():
         client.close()
-        r.acl_deluser(f"{QUEUE}-{role}")
+        r.acl_deluser(f"{tag}-{role}")
+
+
+@pytest.fixture
+def users(r: redis.Redis, redis_server: RedisServer) -> Iterator[dict[str, redis.Redis]]:
+    """One client per role, each logged in as the user ``rwq acl ROLE --prefix jobs`` prints."""
+    yield from role_users(r, redis_server)
 
 
 def refused(exc: BaseException) -> bool:
@@ -242,15 +250,7 @@ def test_each_role_does_its_job_on_its_queue_only(
 @pytest.fixture
 def declared_users(r: redis.Redis, redis_server: RedisServer) -> Iterator[dict[str, redis.Redis]]:
     """One client per role, each logged in as ``rwq acl ROLE --prefix jobs --declared-keys`` prints."""
-    clients = {}
-    for role in acl.ROLES:
-        create_user(r, rwq_acl(role, "--prefix", QUEUE, "--declared-keys", "--user", f"d-{role}"))
-        clients[role] = connect(redis_server, f"d-{role}")
-    r.script_flush()
-    yield clients
-    for role, client in clients.items():
-        client.close()
-        r.acl_deluser(f"d-{role}")
+    yield from role_users(r, redis_server, "--declared-keys", tag="d")
 
 
 POLICY_WRITES = {"set_retry_policy", "clear retry policy"}
@@ -464,15 +464,7 @@ SHARDED_ALSO = {**ALSO, "operator": ALSO["operator"] | {"release now"}}  # it ma
 @pytest.fixture
 def sharded_users(r: redis.Redis, redis_server: RedisServer) -> Iterator[dict[str, redis.Redis]]:
     """One client per role, logged in as ``rwq acl ROLE --prefix jobs --shards 3`` prints."""
-    clients = {}
-    for role in acl.ROLES:
-        create_user(r, rwq_acl(role, "--prefix", QUEUE, "--shards", str(SHARDS), "--user", f"s-{role}"))
-        clients[role] = connect(redis_server, f"s-{role}")
-    r.script_flush()
-    yield clients
-    for role, client in clients.items():
-        client.close()
-        r.acl_deluser(f"s-{role}")
+    yield from role_users(r, redis_server, "--shards", str(SHARDS), tag="s")
 
 
 def attempt_sharded(

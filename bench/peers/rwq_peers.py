@@ -213,8 +213,8 @@ class RwqDeclared(Rwq):
 
     HOW: ClassVar[Mapping[str, str]] = {
         **Rwq.HOW,
-        "drain_one": "as rwq, each call declaring its keys and its window (count + 16 ids at the tail)",
-        "drain_batch": "as rwq, each call declaring <batch> completed ids and a window of <batch> + 16",
+        "drain_one": "as rwq, each call declaring its keys and its window (count + slack ids at the tail)",
+        "drain_batch": "as rwq, each call declaring <batch> completed ids and a window of <batch> + slack",
     }
 
     def drain_target(self) -> DrainProcess | None:
