@@ -1,5 +1,6 @@
-"""Mutant: a blocking lease that found every shard empty waits with ``BLMOVE`` on the first shard
-of its turn, a second at a time: items added to the other shards wait for the step to end."""
+"""Mutant: a blocking lease that found every shard empty waits with ``BLMOVE`` on shard 0, a second
+at a time, then visits every shard again: items added to the other shards wait for the step to
+end (shard 0 always, so that the cases catch it the same way whatever the rotation's start)."""
 
 from __future__ import annotations
 
@@ -22,7 +23,7 @@ def _lease(
         if not block or (timeout_ms and waited >= timeout_ms):
             return None
         wait = min(MAX_BLOCK_STEP_MS, timeout_ms - waited) if timeout_ms else MAX_BLOCK_STEP_MS
-        held = yield OnShard(order[0], "lease", (lease_ms,), {"block": True, "timeout_ms": wait})
+        held = yield OnShard(0, "lease", (lease_ms,), {"block": True, "timeout_ms": wait})
         if held is not None:
             return held  # type: ignore[no-any-return]
         waited += wait
