@@ -206,11 +206,13 @@ if counting then
 end
 local due_ids = promoting and redis.call('ZRANGEBYSCORE', delayed, '-inf', now, 'LIMIT', 0, 100) or {}
 -- Profile declared-keys: the script acts only on ids whose keys the call declares. `cut` is
--- true when it stopped at an id that is not: the reply then asks to call again (again = 1).
-local cut, due_found = false, due_ids
+-- true when the walk or the pops below stopped at a queue id that is not, `due_cut` when
+-- promotion did at a due id: the reply then asks to call again (again = 1). The walk runs
+-- either way, so that the entries the pops take are type-checked first.
+local cut, due_cut, due_found = false, false, due_ids
 for i, id in ipairs(declared and due_ids or {}) do
   if not declared[id] then
-    cut, due_ids = true, {unpack(due_ids, 1, i - 1)}
+    due_cut, due_ids = true, {unpack(due_ids, 1, i - 1)}
     break
   end
 end
@@ -332,7 +334,7 @@ while #result - 3 < count and skipped < 1000 do
     if not granted then skipped = skipped + 1 end
   end
 end
-if skipped >= 1000 or cut then result[1] = 1 end
+if skipped >= 1000 or cut or due_cut then result[1] = 1 end
 if #to_processing > 0 then redis.call('LPUSH', processing, unpack(to_processing)) end
 if #to_in_flight > 0 then
   local scored = {}

@@ -14,7 +14,8 @@
 --          "finish":  nothing more
 -- Reply    index: [next_start, dropped_ghosts], next_start = -1 once the list end was read;
 --          profile declared-keys: a 3rd element, the window (the ids the next index call reads,
---          to declare), and a chunk cut at an id whose keys the call does not declare goes on
+--          to declare); a call that declares no id reads nothing (next_start = start), and an
+--          id whose keys the call does not declare is indexed without dropping it as a ghost
 --          requeue: [requeued id, ...];  finish: 1
 -- Errors   RWQ_INVALID_ARGUMENT, RWQ_WRONG_TYPE (nothing is written)
 -- Effects  index: SADD to the run index (PEXPIRE 600000), LREM <list> 1 <ghost>;
@@ -87,20 +88,21 @@ if mode == 'index' then
   if #ARGV ~= 4 then return redis.error_reply('RWQ_INVALID_ARGUMENT index takes list, start, max') end
   local wrong = keys_wrong()
   if wrong then return wrong end
+  -- Profile declared-keys: a call that declares no id (a cold window) only replies with its
+  -- window; any other indexes an id whose keys it does not declare without its ghost check (the
+  -- SADD touches the index only), so that a list that grows at its head never stalls the run.
+  local cold = declared and next(declared) == nil
   local ids = redis.call('LRANGE', list, start, start + max - 1)
-  -- Profile declared-keys: only the ids before the first whose keys the call does not declare.
-  local cut = false
-  for i, id in ipairs(declared and ids or {}) do
-    if not declared[id] then
-      cut, ids = true, {unpack(ids, 1, i - 1)}
-      break
-    end
+  if cold then return {#ids == 0 and -1 or start, 0, ids} end
+  local checked = {}
+  for _, id in ipairs(ids) do
+    if not declared or declared[id] then checked[#checked + 1] = id end
   end
-  wrong = keys_wrong(ids)
+  wrong = keys_wrong(checked)
   if wrong then return wrong end
   local dropped = 0
   for _, id in ipairs(ids) do
-    if redis.call('EXISTS', prefix .. 'item:' .. id) == 0 then
+    if (not declared or declared[id]) and redis.call('EXISTS', prefix .. 'item:' .. id) == 0 then
       redis.call('LREM', list, 1, id)
       dropped = dropped + 1
     else
@@ -108,7 +110,7 @@ if mode == 'index' then
     end
   end
   redis.call('PEXPIRE', index, 600000)
-  local reply = {(#ids < max and not cut) and -1 or start + #ids - dropped, dropped}
+  local reply = {#ids < max and -1 or start + #ids - dropped, dropped}
   if declared then
     -- The next call's window: the ids it will read, which the client declares in that call.
     reply[3] = reply[1] < 0 and {} or redis.call('LRANGE', list, reply[1], reply[1] + max - 1)

@@ -8,6 +8,7 @@ is written once (SPEC §20).
 
 from __future__ import annotations
 
+import itertools
 import re
 from pathlib import Path
 
@@ -26,7 +27,8 @@ def block(source: str, fragment: str) -> str:
     names = declared_names(source)
     if names is None:
         raise ValueError("no DECLARED line in the header")
-    base = len(re.findall(r"^-- KEYS\[\d+\]", source, flags=re.M))
+    header = itertools.takewhile(lambda line: line.startswith("--"), source.splitlines())
+    base = sum(1 for line in header if re.match(r"-- KEYS\[\d+\]", line))
     lua_names = "{" + ", ".join(f"'{name}'" for name in names) + "}"
     return (
         BEGIN

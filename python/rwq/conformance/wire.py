@@ -45,6 +45,9 @@ from urllib.parse import urlsplit
 
 from redis.exceptions import ResponseError
 
+from ..protocol import declared
+from ..protocol.commands import RunScript
+from ..protocol.scripts import registry
 from . import data
 
 if TYPE_CHECKING:
@@ -294,6 +297,7 @@ class Checker:
         self.violations: list[Violation] = []
         self._caller: Party | None = None
         self._call_keys: set[bytes] = set()  # the KEYS of the script call whose commands follow
+        self._window_bounds: dict[tuple[str, bytes, bytes], int] = {}  # per party, prefix, window kind
         self._pending: dict[str, _Pending] = {}
         self._previous: dict[str, str] = {}  # each client's command before, as "script:<name>" or its name
 
@@ -410,6 +414,8 @@ class Checker:
             self._first_script.setdefault(self.step, (script, first_arg))
         self._outside(party, list(args[3 : 3 + numkeys]), seen)
         self._call_keys = set(args[3 : 3 + numkeys])
+        if party.declared:
+            self._declared_call(party, script, args, numkeys)
         pending = self._pending.setdefault(party.label, _Pending())
         if name == b"EVALSHA":
             if not cached:  # NOSCRIPT: the party must retry with EVAL or SCRIPT LOAD
@@ -426,6 +432,33 @@ class Checker:
                 "are invoked with EVALSHA, EVAL is only the retry (RWQ-SCRIPT-002)",
             )
         self._caller = party
+
+    def _declared_call(self, party: Party, name: str, args: tuple[bytes, ...], numkeys: int) -> None:
+        """RWQ-DECL-003: a declared call declares the ids it names and the last window of its kind,
+        which holds no more than the call before of that kind (or this one) could reply with."""
+        script = registry()[name]
+        names = declared.declared_names(script)
+        core = declared.core_keys(script)
+        if not names or numkeys <= core:
+            return
+        command = RunScript(script, tuple(args[3 : 3 + numkeys]), tuple(args[3 + numkeys :]))
+        kind = declared.window_kind(command)
+        try:
+            window = declared.window_bound(command)
+            named = len(set(declared.named_ids(command)))
+        except (IndexError, ValueError):
+            return  # arguments the script refuses: the case sees its error
+        if kind is not None:
+            key = (party.label, args[3], kind)
+            window, self._window_bounds[key] = max(window, self._window_bounds.get(key, 0)), window
+        bound = named + window
+        triples = (numkeys - core - len(names)) // 3
+        if triples > bound:
+            self._flag(
+                party,
+                f"called script {name!r} declaring {triples} ids, more than the {bound} its ARGV "
+                "and the last window of its kind can name (RWQ-DECL-003)",
+            )
 
     def _script_load(self, party: Party, seen: Seen) -> None:
         sha = _sha(seen.args[2])

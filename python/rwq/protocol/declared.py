@@ -10,6 +10,7 @@ be called again (RWQ-DECL-004), which the plans already do for their own reasons
 
 from __future__ import annotations
 
+import itertools
 import re
 from collections.abc import Sequence
 from functools import cache
@@ -30,6 +31,30 @@ def declared_names(script: Script) -> tuple[bytes, ...]:
         if line.startswith(b"-- DECLARED "):
             return tuple(re.findall(rb"<P>:(\S+)", line))
     return ()
+
+
+@cache
+def core_keys(script: Script) -> int:
+    """How many KEYS the script takes in its core shape: its header's ``-- KEYS[n]`` lines."""
+    header = itertools.takewhile(lambda line: line.startswith(b"--"), script.source.splitlines())
+    return sum(1 for line in header if re.match(rb"-- KEYS\[\d+\]", line))
+
+
+MAX_SLACK, MAX_DUE = 64, 100
+"""The most a lease's window holds beyond its count: the slack, and the due ids (SPEC §20)."""
+
+
+def window_bound(command: RunScript) -> int:
+    """The most ids a window this call may declare can hold (RWQ-DECL-003): what the last reply
+    of its kind could have carried, for a caller that keeps the same count or chunk."""
+    kind, args = window_kind(command), command.args
+    if kind == b"lease":
+        return int(args[2]) + MAX_SLACK + MAX_DUE
+    if kind == b"light_clean":
+        return 3 * int(args[1])  # the next chunk, due ids and expired in-flight ids, max each
+    if kind is not None:
+        return int(args[3])  # deep_clean index: its next chunk
+    return 0
 
 
 def named_ids(command: RunScript) -> Sequence[Any]:
