@@ -18,6 +18,7 @@ from rwq.conformance.environment import raw_client
 from rwq.conformance.redis_server import RedisServer
 from rwq.conformance.runner import EXIT_CONFORMS, EXIT_NONCONFORMANT, RunConfig, run
 from rwq.conformance.wire import Checker, CommandTable, Party, Seen, Violation, parse_line
+from rwq.protocol import declared
 from rwq.protocol.scripts import registry
 
 NS = "rwqc:{0123456789ab}"
@@ -284,3 +285,41 @@ def test_external_redis_is_not_traced(tmp_path: Path, redis_server: RedisServer)
     code, report = conformance(tmp_path, scratch_variant(tmp_path), **options)
     assert code == EXIT_CONFORMS
     assert report["environment"]["wire_checks"] is False
+
+
+def declared_feed(table: CommandTable, lines: list[Seen]) -> list[Violation]:
+    parties = {"rwqc-0123-s": Party("session 's' (subject)", P, checked=True, declared=True)}
+    names = {SUBJECT: "rwqc-0123-s"}
+    checker = Checker(parties, namespace=NS, cached=set(ALL_CACHED), names=names, table=table, marker=MARKER)
+    for line in lines:
+        checker.feed(line)
+    return checker.finish()
+
+
+def declared_lease(count: int, ids: list[bytes]) -> Seen:
+    """A declared EVALSHA of lease: its DECLARED keys, then a triple per id."""
+    lease = registry()["lease"]
+    names = [P + name for name in declared.declared_names(lease)]
+    triples = [P + kind + item for item in ids for kind in (b"item:", b"lease:", b"leased_by_session:")]
+    keys = [P + b"queue", P + b"processing", *names, *triples]
+    return cmd(SUBJECT, "EVALSHA", lease.sha1, str(len(keys)), *keys, "1000", "tok", str(count), "0", "0")
+
+
+def test_declared_sessions_touch_only_the_keys_they_pass(table: CommandTable) -> None:
+    """RWQ-DECL-001: with the profile on, a key a script touches must be in the call's KEYS."""
+    assert declared_feed(table, [declared_lease(1, [b"a"]), cmd("lua", "GET", P + b"item:a")]) == []
+    found = declared_feed(table, [declared_lease(1, [b"a"]), cmd("lua", "GET", P + b"item:b")])
+    assert "RWQ-DECL-001" in messages(found)
+    assert feed(table, [evalsha(SUBJECT, P + b"queue"), cmd("lua", "GET", P + b"item:b")]) == []
+
+
+def test_declared_calls_declare_no_more_than_their_last_window_holds(table: CommandTable) -> None:
+    """RWQ-DECL-003: a lease of 1 declares at most 1 + 164 ids, unless the lease before asked for more."""
+    ids = [b"i%d" % n for n in range(200)]
+    assert "RWQ-DECL-003" in messages(declared_feed(table, [declared_lease(1, ids)]))
+    assert declared_feed(table, [declared_lease(1, ids[:165])]) == []
+    assert declared_feed(table, [declared_lease(100, ids[:10]), declared_lease(1, ids)]) == []
+    found = declared_feed(
+        table, [declared_lease(100, ids[:10]), declared_lease(1, ids), declared_lease(1, ids)]
+    )
+    assert "RWQ-DECL-003" in messages(found)

@@ -445,7 +445,7 @@ class Checker:
         kind = declared.window_kind(command)
         try:
             window = declared.window_bound(command)
-            named = len(set(declared.named_ids(command)))
+            named = len(declared.named_ids(command))  # a port may declare a repeated id twice
         except (IndexError, ValueError):
             return  # arguments the script refuses: the case sees its error
         if kind is not None:
