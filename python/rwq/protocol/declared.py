@@ -125,22 +125,20 @@ def declare(plan: Plan[T], windows: Windows) -> Plan[T]:
     try:
         command = next(plan)
         while True:
-            kind = window_kind(command) if isinstance(command, RunScript) else None
-            if isinstance(command, RunScript):
-                prefix = command.keys[0]
-                sent: Any = with_declared_keys(command, windows.get((prefix, kind), ()) if kind else ())
-            else:
-                sent = command
+            call = command if isinstance(command, RunScript) else None
+            kind = None if call is None else window_kind(call)
+            key = None if call is None or kind is None else (call.keys[0], kind)  # where its window is kept
+            sent = command if call is None else with_declared_keys(call, windows.get(key, ()) if key else ())
             try:
                 reply = yield sent
             except RwqError as exc:
                 command = plan.throw(exc)
                 continue
-            if kind is not None and isinstance(command, RunScript):
-                if command.wait is None:
-                    reply, windows[(prefix, kind)] = split_window(command.script.name, reply)
+            if call is not None and key is not None:
+                if call.wait is None:
+                    reply, windows[key] = split_window(call.script.name, reply)
                 else:  # (reply, replicas that acknowledged)
-                    inner, windows[(prefix, kind)] = split_window(command.script.name, reply[0])
+                    inner, windows[key] = split_window(call.script.name, reply[0])
                     reply = (inner, reply[1])
             command = plan.send(reply)
     except StopIteration as done:
