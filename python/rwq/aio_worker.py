@@ -294,8 +294,12 @@ class AsyncWorker(_WorkerBase):
             return following
 
     async def _renewer(self) -> None:
+        # Each helper also ends on its own at the halt: a cancellation that lands inside a Redis
+        # call can come back as a timeout (RedisFailure), which the loop would otherwise survive.
         while True:
-            await asyncio.sleep(self.renew_interval_ms / 1000)
+            await _sleep(self.renew_interval_ms / 1000, self._halt)
+            if self._halt.is_set():
+                return
             jobs = [job for job in self._held if not job.lost.is_set()]
             if not jobs:
                 continue
@@ -311,7 +315,9 @@ class AsyncWorker(_WorkerBase):
 
     async def _cleaner(self) -> None:
         while True:
-            await asyncio.sleep(self._clean_pause_s())
+            await _sleep(self._clean_pause_s(), self._halt)
+            if self._halt.is_set():
+                return
             try:
                 report = await self.queue.light_clean(pace_ms=self._clean_pace_ms())
             except RedisFailure as exc:
