@@ -46,7 +46,7 @@ test-go: conformance-go
 conformance-go: venv system-deps
 	bash conformance/adapters/go/build.sh test
 	$(VENV)/bin/rwq conformance --adapter "$(abspath conformance/adapters/go/bin/rwq-adapter)" --out $(OUT)-go
-	$(VENV)/bin/rwq conformance --declared-keys --no-workload --property-examples 0 --adapter "$(abspath conformance/adapters/go/bin/rwq-adapter)" --out $(OUT)-go-declared
+	$(VENV)/bin/rwq conformance --declared-keys --adapter "$(abspath conformance/adapters/go/bin/rwq-adapter)" --out $(OUT)-go-declared
 	$(VENV)/bin/rwq conformance --cluster --adapter "$(abspath conformance/adapters/go/bin/rwq-adapter)" --out $(OUT)-go-cluster
 
 # The mutation audit: every mutant of the ledger (conformance/audit/) must fail the case it names,
@@ -59,7 +59,7 @@ mutants: venv system-deps
 # key its script touches in KEYS (the generated programs of property/ and workload/ run once).
 conformance: venv system-deps
 	$(VENV)/bin/rwq conformance --adapter "$(abspath $(PY)) -m rwq.conformance.reference_adapter" --out $(OUT)
-	$(VENV)/bin/rwq conformance --declared-keys --no-workload --property-examples 0 --adapter "$(abspath $(PY)) -m rwq.conformance.reference_adapter" --out $(OUT)-declared
+	$(VENV)/bin/rwq conformance --declared-keys --adapter "$(abspath $(PY)) -m rwq.conformance.reference_adapter" --out $(OUT)-declared
 
 # The same suite against a local 3-master Redis Cluster the runner starts (cases of group cluster too).
 conformance-cluster: venv system-deps

@@ -148,6 +148,19 @@ def test_reference_adapter_passes_every_case_with_declared_keys(tmp_path: Path) 
     assert "declared-keys" in outcome.report["claimed_profiles"]
 
 
+@pytest.mark.parametrize("pattern", ["property/", "workload/"])
+def test_declared_keys_runs_the_generated_programs_declared(tmp_path: Path, pattern: str) -> None:
+    """The property programs and the workload run with the profile on too: a port that reads a
+    lease reply with its window still in it passes them without ``--declared-keys`` (the window
+    is only sent when declaring) and fails them with it."""
+    mutant = Path(__file__).parents[1] / "conformance" / "mutants" / "decl_window_left_in_reply.py"
+    wrong = f"{shlex.quote(sys.executable)} {shlex.quote(str(mutant))}"
+    options: dict[str, Any] = {"pattern": pattern, "property_examples": 5, "workload": True, "seed": 7}
+    assert conformance(tmp_path, declared_keys=True, **options).code == EXIT_CONFORMS
+    assert conformance(tmp_path, adapter=wrong, **options).code == EXIT_CONFORMS
+    assert conformance(tmp_path, adapter=wrong, declared_keys=True, **options).code == EXIT_NONCONFORMANT
+
+
 def test_declared_keys_needs_an_adapter_that_declares_the_profile(tmp_path: Path) -> None:
     adapter = reference_variant(
         tmp_path,

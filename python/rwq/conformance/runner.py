@@ -240,7 +240,7 @@ class Run:
         selected = [
             case for case in self.corpus if not self.config.pattern or matches(case, self.config.pattern)
         ]
-        if self.config.declared_keys:  # the generated programs of property/ and workload/ run as given
+        if self.config.declared_keys:  # property/ and workload/ declare where they run
             generated = (stateful.CASE, workload.CASE)
             selected = [
                 case if any(case is g for g in generated) else with_declared_keys(case) for case in selected
@@ -376,11 +376,14 @@ class Run:
                 examples=self.config.property_examples,
                 out_dir=self.config.out,
                 seed_value=self.seed,
+                case=with_declared_keys(case) if self.config.declared_keys else case,
             )
         elif case is workload.CASE:
             # The retry/delay mix runs only for claimed profiles; their verdicts come from
             # their own cases, so the workload cites core requirements only.
-            config = workload.WorkloadConfig(profiles=tuple(self.claimed), seed=self.seed)
+            config = workload.WorkloadConfig(
+                profiles=tuple(self.claimed), seed=self.seed, declared_keys=self.config.declared_keys
+            )
             run = workload.run_workload(env, pool, config, self.config.out)
         else:
             run = run_case(case, env, pool)

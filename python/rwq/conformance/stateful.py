@@ -164,6 +164,8 @@ class Exploration:
     env: RedisEnvironment
     pool: AdapterPool
     shrink_s: float
+    case: Case = CASE
+    """What the machines run as: :data:`CASE`, or it with every session's options changed."""
     best: Counterexample | None = None
     shrink_until: float | None = None
     programs: int = 0
@@ -209,7 +211,7 @@ class CoreMachine(RuleBasedStateMachine):
         self.granted: list[LeaseRef] = []  # every lease ever granted, stale ones included
         self.calls = 0
         self.program: list[dict[str, Any]] = []
-        self.ctx = CaseContext(CASE, exploration.env, exploration.pool)
+        self.ctx = CaseContext(exploration.case, exploration.env, exploration.pool)
         exploration.pool.observer = self.ctx.record
         try:
             self.guarded(self.ctx.open_all, None)
@@ -454,8 +456,16 @@ def _settings(examples: int) -> settings:
     )
 
 
-def regression_case(program: list[dict[str, Any]], failure: Failure) -> tuple[str, dict[str, Any]]:
-    """A case file (id, document) that replays ``program`` with the model's expectations."""
+def _session_document(spec: SessionSpec) -> dict[str, Any]:
+    """A session of a case file: its options, if any."""
+    return {"options": spec.options} if spec.options else {}
+
+
+def regression_case(
+    program: list[dict[str, Any]], failure: Failure, case: Case = CASE
+) -> tuple[str, dict[str, Any]]:
+    """A case file (id, document) that replays ``program`` with the model's expectations, with
+    the session options ``case`` gives."""
     digest = hashlib.sha256(json.dumps(program, sort_keys=True).encode()).hexdigest()[:10]
     needs = ["frozen-clock"]
     if any(step.get("fault") == "script-flush" for step in program):
@@ -473,7 +483,7 @@ def regression_case(program: list[dict[str, Any]], failure: Failure) -> tuple[st
                 "comment": failure.message[:2000],
                 "requirements": list(REQUIREMENTS),
                 "needs": needs,
-                "sessions": {name: {} for name in SESSIONS},
+                "sessions": {name: _session_document(spec) for name, spec in case.sessions.items()},
                 "steps": program,
             }
         ],
@@ -481,10 +491,12 @@ def regression_case(program: list[dict[str, Any]], failure: Failure) -> tuple[st
     return case_id, document
 
 
-def export(example: Counterexample, out_dir: Path, env: RedisEnvironment, pool: AdapterPool) -> str:
+def export(
+    example: Counterexample, out_dir: Path, env: RedisEnvironment, pool: AdapterPool, case: Case = CASE
+) -> str:
     """Write ``example`` as a case file under ``out_dir/regressions``, replay it, and say where
     it is and how the replay went."""
-    case_id, document = regression_case(example.program, example.failure)
+    case_id, document = regression_case(example.program, example.failure, case)
     directory = out_dir / REGRESSIONS
     directory.mkdir(parents=True, exist_ok=True)
     path = directory / f"{case_id.split('/')[-1]}.json"
@@ -505,12 +517,13 @@ def run_property(
     shrink_s: float = 30.0,
     out_dir: Path | None = None,
     seed_value: int = 0,
+    case: Case = CASE,
 ) -> CaseRun:
     """Run ``examples`` random programs drawn from ``seed_value`` (the same seed, the same
     programs); a failing one is shrunk (for up to ``shrink_s``) and, with ``out_dir``, exported
-    as a case file."""
+    as a case file. ``case`` is :data:`CASE` with the session options of the run."""
     started = time.monotonic()
-    exploration = Exploration(env, pool, shrink_s)
+    exploration = Exploration(env, pool, shrink_s, case)
     error: Exception | None = None
     try:
         # Any factory works; hypothesis' stubs only name the class form.
@@ -527,7 +540,7 @@ def run_property(
         return CaseRun(status, int((time.monotonic() - started) * 1000), failure, note=exploration.describe())
     failure = best.failure
     if out_dir is not None and best.program:
-        where = export(best, out_dir, env, pool)
+        where = export(best, out_dir, env, pool, exploration.case)
         failure = Failure(failure.step, failure.verb, failure.kind, f"{failure.message}; case: {where}")
     duration_ms = int((time.monotonic() - started) * 1000)
     status = STATUS_BY_KIND[failure.kind]

@@ -88,6 +88,8 @@ class WorkloadConfig:
     seed: int = 1
     profiles: tuple[str, ...] | None = None
     """The profiles to exercise besides core (``retry``, ``delay``); None: those the adapter declares."""
+    declared_keys: bool = False
+    """Open every worker with option ``declared_keys`` (profile declared-keys, SPEC 20)."""
 
 
 class History:
@@ -164,8 +166,11 @@ class Workload:
             with self._lock:
                 self._processes.append(process)
         args: dict[str, Any] = {"session": worker.name, "queue": self.ns, "client_name": worker.client_name}
-        if worker.name in self.flat_workers:
-            args["options"] = {"flat_in_flight": True}
+        options = {"flat_in_flight": True} if worker.name in self.flat_workers else {}
+        if self.config.declared_keys:
+            options["declared_keys"] = True
+        if options:
+            args["options"] = options
         reply = process.request("open", args)
         if not reply.ok:
             raise AdapterFailure(f"open {worker.name} was refused: {reply.describe()}")
