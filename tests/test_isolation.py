@@ -13,11 +13,21 @@ from collections.abc import Iterable
 import pytest
 import redis
 import redis.asyncio as aioredis
-from hypothesis import given
+from hypothesis import event, given
 from hypothesis import strategies as st
 
-from rwq import AsyncWorkQueue, FailOutcome, InvalidArgument, Outcome, RetryPolicy, WorkQueue
+from rwq import (
+    AsyncWorkQueue,
+    FailOutcome,
+    InvalidArgument,
+    Outcome,
+    RetryPolicy,
+    WorkQueue,
+)
+from rwq.protocol import acl
 from rwq.protocol import validation as v
+from rwq.protocol.sharding import ShardLayout
+from rwq.sharded import ShardedWorkQueue
 
 FIXED = (
     "queue",
@@ -117,6 +127,89 @@ def test_refused_before_any_io(prefix: str) -> None:
         WorkQueue(nowhere, prefix)
     with pytest.raises(InvalidArgument, match="RWQ-KEYS-008"):
         AsyncWorkQueue(aioredis.Redis(port=1), prefix)
+
+
+SHARD_FORMS = ("{jobs#0}", "{jobs#1023}", "{a:b#7}", "{jobs#1#2}")
+NOT_SHARD_FORMS = ("{jobs#01}", "{jobs#1024}", "{jobs#bell}", "{jobs#x}", "jobs#0", "{jobs#0}:x", "x{jobs#0}")
+
+
+@pytest.mark.parametrize("prefix", SHARD_FORMS)
+def test_a_shards_form_is_refused_before_any_io(prefix: str) -> None:
+    """RWQ-KEYS-010: a queue opened on its own cannot be shard i of a sharded queue, ``{P#i}``;
+    ``rwq acl`` refuses it too. The sharded queue's own layout opens its shards."""
+    nowhere = redis.Redis(port=1, socket_connect_timeout=0.1)
+    with pytest.raises(InvalidArgument, match="RWQ-KEYS-010"):
+        WorkQueue(nowhere, prefix)
+    with pytest.raises(InvalidArgument, match="RWQ-KEYS-010"):
+        AsyncWorkQueue(aioredis.Redis(port=1), prefix)
+    with pytest.raises(InvalidArgument, match="RWQ-KEYS-010"):
+        acl.rules("worker", prefix)
+    assert v.prefix(prefix, cluster=True) == prefix  # the rules of every prefix accept it
+
+
+def sharded_keys_of(name: str, shards: int, texts: Iterable[str]) -> set[str]:
+    """Every key sharded queue ``name`` can have: its shards', the count key and the bell."""
+    keys = {f"{{{name}#0}}:shards", f"{{{name}#bell}}"}
+    return keys.union(*(keys_of(f"{{{name}#{i}}}", texts) for i in range(shards)))
+
+
+def opens(prefix: str) -> bool:
+    try:
+        v.queue_prefix(prefix, cluster=False)
+    except InvalidArgument:
+        return False
+    return True
+
+
+_NAMES = st.lists(
+    st.one_of(
+        st.sampled_from(("a", "jobs", "#1", "#bell", ":x", ":item", "#0}", "{t")),
+        st.text("a#1:", max_size=3),
+    ),
+    min_size=1,
+    max_size=4,
+).map("".join)
+
+
+@given(st.data())
+def test_sharded_queues_share_no_key_with_other_queues(data: st.DataObject) -> None:
+    """RWQ-KEYS-010 with RWQ-KEYS-008 suffices: a sharded queue's keys are no key of a queue that
+    opens on its own, nor of another sharded queue, whatever the names and the ids."""
+    name, shards = data.draw(_NAMES), data.draw(st.integers(1, 12))
+    try:
+        ShardLayout(name, shards)
+    except InvalidArgument:
+        return
+    keys = sharded_keys_of(name, shards, data.draw(_TEXTS))
+    other, b_ids = data.draw(_NAMES), data.draw(_TEXTS)
+    other_shards = data.draw(st.integers(1, 12)) if data.draw(st.booleans()) else 0
+    if other_shards:
+        try:
+            ShardLayout(other, other_shards)
+        except InvalidArgument:
+            return
+        if other != name:
+            assert not keys & sharded_keys_of(other, other_shards, b_ids)
+        return
+    index = data.draw(st.integers(0, 15))
+    plain = data.draw(st.sampled_from((other, f"{{{other}}}", f"{{{name}#{index}}}", f"{{{name}#{other}}}")))
+    if opens(plain):
+        event("a queue opened on its own")
+        assert not keys & keys_of(plain, b_ids)
+
+
+def test_a_sharded_queue_opens_its_shards() -> None:
+    nowhere = redis.Redis(port=1, socket_connect_timeout=0.1)
+    queue = ShardedWorkQueue(nowhere, "jobs#1", shards=3)
+    assert [shard.prefix for shard in queue.queues] == ["{jobs#1#0}", "{jobs#1#1}", "{jobs#1#2}"]
+
+
+@pytest.mark.parametrize("prefix", NOT_SHARD_FORMS)
+def test_other_forms_are_accepted(prefix: str) -> None:
+    """No shard has these names: a leading zero, an index past 1023, the bell's name (the bell is
+    the bare key ``{P#bell}``, no queue key), or more around the braces."""
+    assert v.queue_prefix(prefix, cluster=False) == prefix
+    assert WorkQueue(redis.Redis(port=1), prefix).prefix == prefix
 
 
 @pytest.mark.parametrize("prefix", ACCEPTED)

@@ -24,7 +24,6 @@ from rwq import (
     RetryPolicy,
     ShardMismatch,
     Worker,
-    WorkQueue,
 )
 from rwq.aio_worker import AsyncJob, AsyncWorker
 from rwq.conformance.cluster import LocalCluster
@@ -255,7 +254,7 @@ def test_a_client_with_another_shard_count_is_refused(
 
 def test_each_shard_is_an_ordinary_queue(r: redis.Redis, sq: ShardedWorkQueue, name: str) -> None:
     item_id = ids_on(2, 1, "plain-")[0]
-    assert WorkQueue(r, f"{{{name}#2}}").add(item_id, b"P") is True
+    assert sq.queues[2].add(item_id, b"P") is True
     held = sq.lease(30_000)
     assert held is not None
     assert (held.id, held.data) == (item_id, b"P")
@@ -353,15 +352,11 @@ def test_shard_0_decides_the_retry_policy(r: redis.Redis, name: str) -> None:
     """A set cut short (shard 1 holds another policy) and clients racing with different defaults
     end with one policy on every shard: shard 0's (RWQ-SHARD-008)."""
     queue = ShardedWorkQueue(r, name, shards=3)
-    WorkQueue(r, f"{{{name}#1}}").set_retry_policy(RetryPolicy(max_attempts=9))
+    queue.queues[1].set_retry_policy(RetryPolicy(max_attempts=9))
     assert queue.set_retry_policy(RetryPolicy(max_attempts=2), if_absent=True) is True
-    assert [WorkQueue(r, f"{{{name}#{i}}}").retry_policy() for i in range(3)] == [
-        RetryPolicy(max_attempts=2)
-    ] * 3
+    assert [shard.retry_policy() for shard in queue.queues] == [RetryPolicy(max_attempts=2)] * 3
     assert queue.set_retry_policy(RetryPolicy(max_attempts=5), if_absent=True) is False
-    assert [WorkQueue(r, f"{{{name}#{i}}}").retry_policy() for i in range(3)] == [
-        RetryPolicy(max_attempts=2)
-    ] * 3
+    assert [shard.retry_policy() for shard in queue.queues] == [RetryPolicy(max_attempts=2)] * 3
     racers = [ShardedWorkQueue(r, f"{name}-race", shards=8) for _ in range(4)]
     threads = [
         threading.Thread(
@@ -373,5 +368,5 @@ def test_shard_0_decides_the_retry_policy(r: redis.Redis, name: str) -> None:
         thread.start()
     for thread in threads:
         thread.join(10)
-    policies = {WorkQueue(r, f"{{{name}-race#{i}}}").retry_policy() for i in range(8)}
+    policies = {shard.retry_policy() for shard in racers[0].queues}
     assert len(policies) == 1

@@ -28,7 +28,7 @@ def queue_keys(client: Any, prefix: str, *, cluster: bool) -> QueueKeys:
     """Validate the client and the prefix, and build the queue's keys."""
     if client.get_encoder().decode_responses:
         raise InvalidArgument("rwq needs a Redis client with decode_responses=False: payloads are bytes")
-    return QueueKeys(validation.prefix(prefix, cluster=cluster))
+    return QueueKeys(validation.queue_prefix(prefix, cluster=cluster))
 
 
 SYNC_CLIENTS = (redis.Redis, redis.cluster.RedisCluster)

@@ -162,6 +162,8 @@ class CaseContext:
         token = self.ns[self.ns.index("{") + 1 : self.ns.index("}")]
         for spec in case.sessions.values():
             prefix = self.prefix(spec.queue, tagged=not spec.untagged)
+            if spec.as_shard is not None:
+                prefix = f"{{{bare}#{spec.as_shard}}}"
             self.sessions[spec.name] = Session(spec, prefix, f"rwqc-{token}-{spec.name}")
 
     @property

@@ -182,7 +182,7 @@ def rules(role: str, prefix: str, *, read_only: bool = True, shards: int = 0) ->
     """
     if role not in ROLES:
         raise InvalidArgument(f"role must be one of {', '.join(ROLES)}, not {role!r}")
-    v.prefix(prefix, cluster=False)
+    v.queue_prefix(prefix, cluster=False)
     spec = ROLES[role]
     commands = spec.all_commands()
     if not shards:

@@ -40,7 +40,7 @@ from .scripts import registry
 T = TypeVar("T")
 R = TypeVar("R")
 
-MAX_SHARDS = 1024
+MAX_SHARDS = v.MAX_SHARDS
 
 
 @dataclass(frozen=True, slots=True)
@@ -64,8 +64,9 @@ class ShardLayout:
 
     @property
     def prefixes(self) -> tuple[str, ...]:
-        """Each shard's queue prefix, ``{P#i}``."""
-        return tuple(f"{{{self.prefix}#{i}}}" for i in range(self.count))
+        """Each shard's queue prefix, ``{P#i}`` (a :class:`~rwq.protocol.validation.ShardPrefix`:
+        a queue opened on its own refuses that form, RWQ-KEYS-010)."""
+        return tuple(v.ShardPrefix(f"{{{self.prefix}#{i}}}") for i in range(self.count))
 
     @property
     def bell(self) -> bytes:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Mapping
 from typing import Any
 
@@ -14,6 +15,17 @@ _GLOB_CHARS = frozenset("*?[]\\")
 # Key families whose names continue with any text (ids, runs): a prefix with one of these as a
 # segment after its first would nest a queue inside another queue's keys (RWQ-KEYS-008).
 RESERVED_SEGMENTS = frozenset(("item", "lease", "leased_by_session", "deep_clean"))
+# The form of shard i of a sharded queue P, {P#i} (SPEC 19): no queue opened on its own may have
+# it (RWQ-KEYS-010), or it would be that shard.
+_SHARD_FORM = re.compile(r"\{[^{}]+#(0|[1-9][0-9]{0,3})\}")
+MAX_SHARDS = 1024
+
+
+class ShardPrefix(str):
+    """The prefix of a shard, made by a sharded queue's layout: the one way to open a queue of
+    the form ``{P#i}`` (RWQ-KEYS-010)."""
+
+    __slots__ = ()
 
 
 def encode_new_id(item_id: object) -> bytes:
@@ -139,5 +151,20 @@ def prefix(value: object, *, cluster: bool) -> str:
         raise InvalidArgument(
             f"on Redis Cluster the prefix must contain a hash tag such as '{{jobs}}' so all of "
             f"a queue's keys share one slot: {value!r}"
+        )
+    return value
+
+
+def queue_prefix(value: object, *, cluster: bool) -> str:
+    """Validate the prefix of a queue opened on its own: :func:`prefix`, and not the form of a
+    shard of a sharded queue, ``{P#i}`` with i in 0..1023 (RWQ-KEYS-010), unless a sharded
+    queue's layout made it (:class:`ShardPrefix`)."""
+    prefix(value, cluster=cluster)
+    assert isinstance(value, str)
+    shard = _SHARD_FORM.fullmatch(value)
+    if shard and int(shard[1]) < MAX_SHARDS and not isinstance(value, ShardPrefix):
+        raise InvalidArgument(
+            f"prefix must not have the form {{P#i}} of a sharded queue's shard i (RWQ-KEYS-010): "
+            f"{value!r}; open the sharded queue instead"
         )
     return value

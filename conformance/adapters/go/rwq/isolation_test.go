@@ -30,6 +30,32 @@ func TestNestedPrefixRefusedBeforeIO(t *testing.T) {
 	}
 }
 
+// A prefix {P#i}, i in 0..1023, is shard i of sharded queue P (RWQ-KEYS-010): New refuses it
+// before any I/O, NewSharded opens its shards, and the forms no shard has are accepted.
+func TestShardFormRefusedBeforeIO(t *testing.T) {
+	rdb := redis.NewClient(&redis.Options{Addr: "127.0.0.1:1", MaxRetries: -1})
+	defer rdb.Close()
+	for _, prefix := range []string{"{jobs#0}", "{jobs#1023}", "{a:b#7}", "{jobs#1#2}"} {
+		_, err := New(rdb, prefix, nil)
+		var rerr *Error
+		if !errors.Is(err, ErrInvalidArgument) || !errors.As(err, &rerr) || !strings.Contains(rerr.Error(), "RWQ-KEYS-010") {
+			t.Errorf("%s: want INVALID_ARGUMENT citing RWQ-KEYS-010, got %v", prefix, err)
+		}
+	}
+	for _, prefix := range []string{"{jobs#01}", "{jobs#1024}", "{jobs#bell}", "{jobs#x}", "jobs#0", "{jobs#0}:x", "x{jobs#0}"} {
+		if _, err := New(rdb, prefix, nil); err != nil {
+			t.Errorf("%s: refused: %v", prefix, err)
+		}
+	}
+	s, err := NewSharded(rdb, "jobs#1", 3, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := s.Shards()[2].Prefix(); got != "{jobs#1#2}" {
+		t.Errorf("shard 2 is %s", got)
+	}
+}
+
 // Queues a, a:queue, a:items, a:dead, jobs and jobs:high each hold ids that spell the others'
 // keys; working and cleaning one leaves the others' keys as they were.
 func TestNestedNamesStayApart(t *testing.T) {

@@ -158,7 +158,18 @@ type CleanReport struct {
 // whose connection failed, so a script whose reply was lost would run again and its second answer
 // be reported (a Complete saying false to the call that completed the item); without retries that
 // is a REDIS_ERROR (RWQ-FAIL-004).
+//
+// A prefix of the form {P#i}, i in 0..1023, is shard i of sharded queue P: New refuses it
+// (RWQ-KEYS-010); NewSharded opens the shards.
 func New(rdb redis.UniversalClient, prefix string, opts *Options) (*Queue, error) {
+	if err := checkShardForm(prefix); err != nil {
+		return nil, err
+	}
+	return openQueue(rdb, prefix, opts)
+}
+
+// openQueue is New without the shard-form check: the way a ShardedQueue opens its shards.
+func openQueue(rdb redis.UniversalClient, prefix string, opts *Options) (*Queue, error) {
 	if rdb == nil {
 		return nil, invalid("a Redis client is required")
 	}

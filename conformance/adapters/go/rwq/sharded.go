@@ -65,7 +65,7 @@ func NewSharded(rdb redis.UniversalClient, prefix string, shards int, opts *Opti
 	}
 	s := &ShardedQueue{rdb: rdb, prefix: prefix, bell: "{" + prefix + "#bell}", next: rand.Intn(shards)}
 	for i := 0; i < shards; i++ {
-		q, err := New(rdb, fmt.Sprintf("{%s#%d}", prefix, i), opts)
+		q, err := openQueue(rdb, fmt.Sprintf("{%s#%d}", prefix, i), opts)
 		if err != nil {
 			return nil, err
 		}

@@ -2,6 +2,7 @@ package rwq
 
 import (
 	"fmt"
+	"regexp"
 	"strconv"
 	"strings"
 	"unicode/utf8"
@@ -85,6 +86,23 @@ func hashTag(key string) (string, bool) {
 // reservedSegments are the key families whose names continue with any text (ids, runs): a prefix
 // with one of them as a segment after its first would nest a queue inside another queue's keys.
 var reservedSegments = map[string]bool{"item": true, "lease": true, "leased_by_session": true, "deep_clean": true}
+
+// shardForm is the form of shard i of a sharded queue P, {P#i} (SPEC §19).
+var shardForm = regexp.MustCompile(`^\{[^{}]+#(0|[1-9][0-9]{0,3})\}$`)
+
+// checkShardForm refuses a prefix that is shard i (0..1023) of a sharded queue: a queue opened on
+// its own with it would be that shard (RWQ-KEYS-010).
+func checkShardForm(prefix string) error {
+	m := shardForm.FindStringSubmatch(prefix)
+	if m == nil {
+		return nil
+	}
+	if i, _ := strconv.Atoi(m[1]); i >= MaxShards {
+		return nil
+	}
+	return invalid("prefix must not have the form {P#i} of a sharded queue's shard i (RWQ-KEYS-010): " +
+		quote(prefix) + "; open the sharded queue instead")
+}
 
 func checkPrefix(prefix string, cluster bool) error {
 	if len(prefix) < 1 || len(prefix) > MaxIDBytes {
