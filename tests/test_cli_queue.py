@@ -236,6 +236,17 @@ def test_queues_finds_every_queue_with_its_counts(redis_server: RedisServer, r: 
     assert [(q["prefix"], q["queued"]) for q in document["queues"]] == [("jobs", 2), ("jobs:high", 1)]
 
 
+def test_queues_lists_each_shard_of_a_sharded_queue(redis_server: RedisServer, r: redis.Redis) -> None:
+    """A shard's prefix {P#i} cannot open as a queue of its own (RWQ-KEYS-010), but rwq queues
+    still shows each shard it finds, with its counts."""
+    sharded = ShardedWorkQueue(r, "sh", shards=2)
+    sharded.add_many([(f"i{n}", b"x") for n in range(6)])
+    document = rwq(redis_server, "queues")
+    rows = {q["prefix"]: q["queued"] for q in document["queues"]}
+    assert rows == {"{sh#0}": sharded.queues[0].counts().queued, "{sh#1}": sharded.queues[1].counts().queued}
+    assert sum(rows.values()) == 6
+
+
 def test_queues_on_a_cluster_scans_every_master(cluster_node_url: str) -> None:
     client = RedisCluster.from_url(cluster_node_url)
     tags = [str(n) for n in range(40)]

@@ -158,7 +158,16 @@ def test_declared_keys_runs_the_generated_programs_declared(tmp_path: Path, patt
     options: dict[str, Any] = {"pattern": pattern, "property_examples": 5, "workload": True, "seed": 7}
     assert conformance(tmp_path, declared_keys=True, **options).code == EXIT_CONFORMS
     assert conformance(tmp_path, adapter=wrong, **options).code == EXIT_CONFORMS
-    assert conformance(tmp_path, adapter=wrong, declared_keys=True, **options).code == EXIT_NONCONFORMANT
+    failed = conformance(tmp_path, adapter=wrong, declared_keys=True, **options)
+    assert failed.code == EXIT_NONCONFORMANT
+    assert failed.report["declared_keys"] is True
+    assert f"--declared-keys -k {pattern.rstrip('/')}" in " ".join(failed.text.split())  # the rerun line
+    regressions = list(tmp_path.glob("out-*/regressions/*.json"))
+    assert len(regressions) == (pattern == "property/")
+    for path in regressions:  # a property counterexample replays declared
+        case = json.loads(path.read_text())["cases"][0]
+        assert case["profiles"] == ["core", "declared-keys"]
+        assert all(session["options"]["declared_keys"] for session in case["sessions"].values())
 
 
 def test_declared_keys_needs_an_adapter_that_declares_the_profile(tmp_path: Path) -> None:

@@ -130,7 +130,17 @@ def test_refused_before_any_io(prefix: str) -> None:
 
 
 SHARD_FORMS = ("{jobs#0}", "{jobs#1023}", "{a:b#7}", "{jobs#1#2}")
-NOT_SHARD_FORMS = ("{jobs#01}", "{jobs#1024}", "{jobs#bell}", "{jobs#x}", "jobs#0", "{jobs#0}:x", "x{jobs#0}")
+NOT_SHARD_FORMS = (
+    "{jobs#01}",
+    "{jobs#1024}",
+    "{jobs#bell}",
+    "{jobs#x}",
+    "{#0}",
+    "{{a#0}",
+    "jobs#0",
+    "{jobs#0}:x",
+    "x{jobs#0}",
+)
 
 
 @pytest.mark.parametrize("prefix", SHARD_FORMS)
@@ -191,11 +201,21 @@ def test_sharded_queues_share_no_key_with_other_queues(data: st.DataObject) -> N
         if other != name:
             assert not keys & sharded_keys_of(other, other_shards, b_ids)
         return
-    index = data.draw(st.integers(0, 15))
+    index = data.draw(st.integers(0, shards))  # mostly a shard of ``name``
     plain = data.draw(st.sampled_from((other, f"{{{other}}}", f"{{{name}#{index}}}", f"{{{name}#{other}}}")))
     if opens(plain):
         event("a queue opened on its own")
         assert not keys & keys_of(plain, b_ids)
+
+
+@pytest.mark.parametrize(("name", "shards"), [("jobs", 3), ("jobs#1", 2), ("a:b", 1)])
+def test_the_queues_that_would_share_a_shards_keys_are_refused(name: str, shards: int) -> None:
+    """The property's counterexamples without RWQ-KEYS-010, every time: ``{P#i}`` opened on its
+    own has shard i's keys."""
+    for i in range(shards):
+        plain = f"{{{name}#{i}}}"
+        assert sharded_keys_of(name, shards, ["x"]) & keys_of(plain, ["x"])
+        assert not opens(plain)
 
 
 def test_a_sharded_queue_opens_its_shards() -> None:

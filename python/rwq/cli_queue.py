@@ -31,6 +31,7 @@ from rich.text import Text
 from .client import WorkQueue
 from .errors import InvalidArgument, RwqError
 from .protocol import acl
+from .protocol import validation as v
 from .protocol.operations import CleanReport, DeadItem
 from .sharded import ShardedWorkQueue
 
@@ -377,11 +378,13 @@ def find_queues(client: Any, *, cluster: bool) -> list[str]:
 
 
 def queue_counts(client: Any, prefixes: list[str]) -> list[dict[str, Any]]:
-    """Each queue's counts, as ``rwq stats`` reads them; a prefix rwq refuses is left out."""
+    """Each queue's counts, as ``rwq stats`` reads them; a prefix rwq refuses is left out. A
+    shard of a sharded queue, ``{P#i}``, is counted on its own (RWQ-KEYS-010 lets only the
+    sharded queue open it, so it is read through :class:`~rwq.protocol.validation.ShardPrefix`)."""
     rows = []
     for prefix in prefixes:
         try:
-            counts = WorkQueue(client, prefix).counts()
+            counts = WorkQueue(client, v.ShardPrefix(prefix) if v.shard_form(prefix) else prefix).counts()
         except InvalidArgument:
             continue  # not an RWQ/1 queue: a reserved segment, or no hash tag on a cluster
         rows.append({"prefix": prefix, **asdict(counts)})

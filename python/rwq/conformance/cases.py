@@ -36,8 +36,9 @@ class SessionSpec:
     untagged: bool = False
     """The prefix is the namespace without its hash tag braces, ``rwqc:<token>[:<queue>]``."""
     as_shard: str | None = None
-    """The prefix is ``{rwqc:<token>#<as_shard>}``: for ``0``..``1023``, shard ``as_shard`` of
-    the sharded queue named by the namespace (RWQ-KEYS-010)."""
+    """The prefix is ``{rwqc:<token>#<as_shard>}`` (then ``:<queue>`` if ``queue`` is given): for
+    ``0``..``1023`` alone, shard ``as_shard`` of the sharded queue named by the namespace
+    (RWQ-KEYS-010)."""
 
 
 @dataclass(frozen=True)

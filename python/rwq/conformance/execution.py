@@ -163,7 +163,7 @@ class CaseContext:
         for spec in case.sessions.values():
             prefix = self.prefix(spec.queue, tagged=not spec.untagged)
             if spec.as_shard is not None:
-                prefix = f"{{{bare}#{spec.as_shard}}}"
+                prefix = f"{{{bare}#{spec.as_shard}}}" + (f":{spec.queue}" if spec.queue else "")
             self.sessions[spec.name] = Session(spec, prefix, f"rwqc-{token}-{spec.name}")
 
     @property

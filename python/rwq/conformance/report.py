@@ -148,12 +148,17 @@ def _listing(ids: list[str], limit: int = 3) -> str:
 
 
 def rerun_command(report: dict[str, Any], case_id: str | None = None) -> str:
-    """The command that replays the run (or one case of it): same adapter, seed and Redis."""
+    """The command that replays the run (or one case of it): same adapter, seed, Redis (or
+    cluster) and profile declared-keys setting."""
     parts = ["rwq conformance --adapter", shlex.quote(report["adapter"]["command"])]
     if report.get("seed") is not None:
         parts.append(f"--seed {report['seed']}")
+    if report["environment"].get("cluster"):
+        parts.append("--cluster")
     if not report["environment"].get("managed", True) and report["environment"].get("url"):
         parts.append(f"--redis-url {shlex.quote(report['environment']['url'])}")
+    if report.get("declared_keys"):
+        parts.append("--declared-keys")
     if case_id:
         parts.append(f"-k {shlex.quote(case_id)}")
     return " ".join(parts)

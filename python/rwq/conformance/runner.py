@@ -434,6 +434,7 @@ class Run:
             "verdict": VERDICTS[code],
             "exit_code": code,
             "seed": self.seed,
+            "declared_keys": self.config.declared_keys,
             "aborted": self.aborted,
             "aborted_stderr": self.aborted_stderr,
             "summary": summarise(self.records),

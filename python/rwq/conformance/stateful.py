@@ -456,6 +456,11 @@ def _settings(examples: int) -> settings:
     )
 
 
+def _declares(case: Case) -> bool:
+    """Whether ``case`` opens a session with profile declared-keys on."""
+    return any((spec.options or {}).get("declared_keys") for spec in case.sessions.values())
+
+
 def _session_document(spec: SessionSpec) -> dict[str, Any]:
     """A session of a case file: its options, if any."""
     return {"options": spec.options} if spec.options else {}
@@ -482,6 +487,7 @@ def regression_case(
                 "title": f"property counterexample ({failure.kind} at step {failure.step})",
                 "comment": failure.message[:2000],
                 "requirements": list(REQUIREMENTS),
+                "profiles": ["core", *(["declared-keys"] * _declares(case))],
                 "needs": needs,
                 "sessions": {name: _session_document(spec) for name, spec in case.sessions.items()},
                 "steps": program,

@@ -155,14 +155,19 @@ def prefix(value: object, *, cluster: bool) -> str:
     return value
 
 
+def shard_form(value: str) -> bool:
+    """Whether ``value`` is the prefix of a shard of some sharded queue, ``{P#i}``, i in 0..1023."""
+    shard = _SHARD_FORM.fullmatch(value)
+    return shard is not None and int(shard[1]) < MAX_SHARDS
+
+
 def queue_prefix(value: object, *, cluster: bool) -> str:
     """Validate the prefix of a queue opened on its own: :func:`prefix`, and not the form of a
     shard of a sharded queue, ``{P#i}`` with i in 0..1023 (RWQ-KEYS-010), unless a sharded
     queue's layout made it (:class:`ShardPrefix`)."""
     prefix(value, cluster=cluster)
     assert isinstance(value, str)
-    shard = _SHARD_FORM.fullmatch(value)
-    if shard and int(shard[1]) < MAX_SHARDS and not isinstance(value, ShardPrefix):
+    if shard_form(value) and not isinstance(value, ShardPrefix):
         raise InvalidArgument(
             f"prefix must not have the form {{P#i}} of a sharded queue's shard i (RWQ-KEYS-010): "
             f"{value!r}; open the sharded queue instead"

@@ -42,7 +42,7 @@ func TestShardFormRefusedBeforeIO(t *testing.T) {
 			t.Errorf("%s: want INVALID_ARGUMENT citing RWQ-KEYS-010, got %v", prefix, err)
 		}
 	}
-	for _, prefix := range []string{"{jobs#01}", "{jobs#1024}", "{jobs#bell}", "{jobs#x}", "jobs#0", "{jobs#0}:x", "x{jobs#0}"} {
+	for _, prefix := range []string{"{jobs#01}", "{jobs#1024}", "{jobs#bell}", "{jobs#x}", "{#0}", "{{a#0}", "jobs#0", "{jobs#0}:x", "x{jobs#0}"} {
 		if _, err := New(rdb, prefix, nil); err != nil {
 			t.Errorf("%s: refused: %v", prefix, err)
 		}
