@@ -8,7 +8,7 @@ show that each touches only its own keys, and that the refused names fail before
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 
 import pytest
 import redis
@@ -73,9 +73,11 @@ def owners(key: str, prefixes: Iterable[str]) -> list[str]:
     return found
 
 
-def accepted(prefix: str) -> bool:
+def accepted(prefix: str, rule: Callable[..., str] = v.prefix) -> bool:
+    """Whether ``rule`` (RWQ-KEYS-008's :func:`~rwq.protocol.validation.prefix` by default)
+    accepts ``prefix``."""
     try:
-        v.prefix(prefix, cluster=False)
+        rule(prefix, cluster=False)
     except InvalidArgument:
         return False
     return True
@@ -164,11 +166,8 @@ def sharded_keys_of(name: str, shards: int, texts: Iterable[str]) -> set[str]:
 
 
 def opens(prefix: str) -> bool:
-    try:
-        v.queue_prefix(prefix, cluster=False)
-    except InvalidArgument:
-        return False
-    return True
+    """Whether a queue opened on its own may have ``prefix`` (RWQ-KEYS-008 and RWQ-KEYS-010)."""
+    return accepted(prefix, v.queue_prefix)
 
 
 _NAMES = st.lists(
