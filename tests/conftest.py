@@ -2,16 +2,22 @@
 
 from __future__ import annotations
 
+import io
+import shlex
+import sys
 import uuid
 from collections.abc import AsyncIterator, Iterator
+from pathlib import Path
 
 import pytest
 import redis
 import redis.asyncio as aioredis
+from rich.console import Console
 
 from rwq import AsyncWorkQueue, WorkQueue
 from rwq.conformance.cluster import LocalCluster
 from rwq.conformance.redis_server import RedisServer, faketime_available
+from rwq.conformance.runner import RunConfig, run
 
 
 @pytest.fixture(scope="session")
@@ -19,6 +25,17 @@ def redis_server() -> Iterator[RedisServer]:
     """A real redis-server for the whole test session (never a shared or default instance)."""
     with RedisServer() as server:
         yield server
+
+
+@pytest.fixture(scope="session")
+def reference_run(tmp_path_factory: pytest.TempPathFactory) -> tuple[int, Path, str]:
+    """One run of the whole suite (the workload included) against the reference adapter, shared
+    by the tests that read its report: (exit code, output directory, terminal text)."""
+    out = tmp_path_factory.mktemp("reference") / "out"
+    buffer = io.StringIO()
+    adapter = f"{shlex.quote(sys.executable)} -m rwq.conformance.reference_adapter"
+    code = run(RunConfig(adapter=adapter, out=out, workload=True, console=Console(file=buffer, width=200)))
+    return code, out, buffer.getvalue()
 
 
 @pytest.fixture(scope="session")

@@ -3,10 +3,7 @@
 
 from __future__ import annotations
 
-import io
 import json
-import shlex
-import sys
 from collections import Counter
 from functools import cache
 from pathlib import Path
@@ -14,15 +11,13 @@ from typing import Any
 
 import pytest
 from jsonschema import Draft202012Validator  # type: ignore[import-untyped,unused-ignore]
-from rich.console import Console
 
 from rwq.conformance import data, requirements, stateful, workload
 from rwq.conformance.cases import Case, load_cases
-from rwq.conformance.runner import EXIT_CONFORMS, RunConfig, run
+from rwq.conformance.runner import EXIT_CONFORMS
 
 WAIVERS = data.REPO / "conformance" / "waivers.json"
 WAIVERS_SCHEMA = data.REPO / "schemas" / "waivers.schema.json"
-REFERENCE = f"{shlex.quote(sys.executable)} -m rwq.conformance.reference_adapter"
 ENFORCED = ("MUST", "MUST NOT")
 PROFILE_OF_SECTION = {
     "15.": "retry",
@@ -167,12 +162,9 @@ def test_core_cases_claim_only_core() -> None:
 
 
 @pytest.fixture(scope="module")
-def reference_report(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
-    out: Path = tmp_path_factory.mktemp("coverage") / "out"
-    config = RunConfig(
-        adapter=REFERENCE, out=out, workload=True, console=Console(file=io.StringIO(), width=200)
-    )
-    assert run(config) == EXIT_CONFORMS
+def reference_report(reference_run: tuple[int, Path, str]) -> dict[str, Any]:
+    code, out, _text = reference_run
+    assert code == EXIT_CONFORMS
     report: dict[str, Any] = json.loads((out / "report.json").read_text())
     return report
 

@@ -105,8 +105,9 @@ def call(self, args):
 """
 
 
-def test_reference_adapter_passes_every_case(tmp_path: Path) -> None:
-    outcome = conformance(tmp_path)
+def test_reference_adapter_passes_every_case(reference_run: tuple[int, Path, str]) -> None:
+    """The whole suite, the workload included (the run the coverage tests read too)."""
+    outcome = Outcome(*reference_run)
     cluster_only = {c.id for c in expand(load_cases(data.cases_dir())) if "cluster" in c.needs}
     failed = {
         c["id"]: c["failure"] or c["note"]
@@ -115,7 +116,8 @@ def test_reference_adapter_passes_every_case(tmp_path: Path) -> None:
     }
     assert failed == {}
     assert outcome.code == EXIT_CONFORMS
-    total = len(expand(load_cases(data.cases_dir())))
+    total = len(expand(load_cases(data.cases_dir()))) + 1  # and workload/faults
+    assert outcome.status("workload/faults") == "pass"
     assert outcome.closing == (total - len(cluster_only), 0, len(cluster_only))
     assert outcome.report["verdict"] == "conforms"
     assert outcome.report["scripts_check"] == {"ok": True, "problems": []}
