@@ -100,7 +100,7 @@ def test_the_worker_runs_as_the_worker_role(
     line = CliRunner().invoke(cli, ["acl", "worker", "--prefix", "jobs", "--user", "jobs-worker"]).output
     words = shlex.split(line.strip())
     assert words[:2] == ["ACL", "SETUSER"]
-    r.execute_command(*words, f">{PASSWORD}")
+    r.execute_command(*words, f">{PASSWORD}")  # type: ignore[no-untyped-call]
     try:
         WorkQueue(r, "jobs").set_retry_policy(RetryPolicy())  # as an admin would
         WorkQueue(r, "jobs").add_many([(f"i{n}", b"x") for n in range(30)])
