@@ -93,8 +93,9 @@ def test_every_async_kind_runs_on_the_async_worker(
     assert sorted(r.lrange("done", 0, -1)) == sorted(f"i{n}".encode() for n in range(20))
 
 
+@pytest.mark.parametrize("handler", ["tasks:handle", "tasks:handle_object"])
 def test_the_worker_runs_as_the_worker_role(
-    tmp_path: Path, redis_server: RedisServer, r: redis.Redis
+    tmp_path: Path, redis_server: RedisServer, r: redis.Redis, handler: str
 ) -> None:
     """The user `rwq acl worker` prints (no LLEN): start-up and --burst need nothing more."""
     line = CliRunner().invoke(cli, ["acl", "worker", "--prefix", "jobs", "--user", "jobs-worker"]).output
@@ -107,7 +108,7 @@ def test_the_worker_runs_as_the_worker_role(
         url = f"redis://jobs-worker:{PASSWORD}@127.0.0.1:{redis_server.port}/0"
         with pytest.raises(redis.exceptions.NoPermissionError):
             redis.Redis.from_url(url).llen("jobs:queue")
-        process = start(tmp_path, redis_server, "tasks:handle", "-q", "jobs", "--burst", "-c", "2", url=url)
+        process = start(tmp_path, redis_server, handler, "-q", "jobs", "--burst", "-c", "2", url=url)
         _, stderr = process.communicate(timeout=60)
         assert process.returncode == 0, stderr
         assert sorted(r.lrange("done", 0, -1)) == sorted(f"i{n}".encode() for n in range(30))

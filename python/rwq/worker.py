@@ -15,6 +15,7 @@ with bounded exponential backoff until the worker is stopped.
 Graceful shutdown (:meth:`Worker.stop`, or SIGTERM/SIGINT inside
 :meth:`Worker.install_signal_handlers`): stop leasing at once, let running handlers finish
 for up to ``shutdown_grace_ms``, release the items of those still running, and return.
+:meth:`Worker.halt` (or a second signal) ends the grace period at once.
 """
 
 from __future__ import annotations
@@ -325,9 +326,10 @@ class _WorkerBase(abc.ABC):
     def install_signal_handlers(self) -> Iterator[None]:
         """Within the ``with`` block, SIGTERM and SIGINT call :meth:`stop`; main thread only.
 
-        A second signal calls :meth:`halt` (the items in hand are released at once, and
-        :attr:`forced_by` names the signal) and puts the previous handlers back, so a third one
-        acts as before. They are restored when the block ends.
+        A signal while the worker already stops (the second one) calls :meth:`halt`: the items
+        in hand are released at once, and ``forced_by`` names the signal. It also puts the
+        previous handlers back, so a third one acts as before. They are restored when the block
+        ends.
         """
         previous = {sig: signal.getsignal(sig) for sig in SIGNALS}
 
