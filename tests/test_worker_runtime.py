@@ -251,6 +251,30 @@ def test_a_timed_out_item_never_runs_twice_at_once_in_one_worker(queue: WorkQueu
     assert worker.stats.failed >= 2
 
 
+def test_a_handler_stuck_past_its_timeout_does_not_hold_the_shutdown(queue: WorkQueue) -> None:
+    """Its item was failed at the timeout; run() returns after the grace period, leaving the
+    thread behind (it used to wait for it forever)."""
+    queue.add("a", b"x")
+    entered, release = threading.Event(), threading.Event()
+
+    def stuck(job: Job) -> None:
+        entered.set()
+        release.wait(60)
+
+    worker = Worker(queue, stuck, timeout_ms=100, shutdown_grace_ms=200, poll_timeout_ms=100)
+    thread = threading.Thread(target=worker.run, daemon=True)
+    thread.start()
+    try:
+        assert entered.wait(5)
+        time.sleep(0.3)  # past its timeout: failed
+        worker.stop()
+        thread.join(5)
+        assert not thread.is_alive()
+        assert worker.stats.failed == 1
+    finally:
+        release.set()
+
+
 def test_each_settled_job_is_logged_with_its_fields(
     r: redis.Redis, queue: WorkQueue, caplog: pytest.LogCaptureFixture
 ) -> None:

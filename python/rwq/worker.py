@@ -490,7 +490,8 @@ class Worker(_WorkerBase):
         self.queue = queue
         self.handler = refuse_awaitables(handler)
         self.on_error = on_error
-        self._late: dict[str, threading.Event] = {}  # ids whose timed-out run goes on: set when it ends
+        # ids whose timed-out run goes on: its thread, and an event set when it returns
+        self._late: dict[str, tuple[threading.Thread, threading.Event]] = {}
         self._held: dict[Job, threading.Thread] = {}  # running and settling jobs: the renewer's set
         self._stopping = threading.Event()  # no more leasing
         self._halt = threading.Event()  # the grace period is over
@@ -568,6 +569,8 @@ class Worker(_WorkerBase):
                 thread.join(min(max(deadline - time.monotonic(), 0.0), CHECK_S))
         self._halt.set()
         busy = self._abandon()
+        with self._lock:  # a timed-out handler may never return: its thread is left behind too
+            busy |= {thread for thread, _ in self._late.values()}
         for thread in slots:
             if thread not in busy:  # polling or settling: both end promptly now
                 thread.join()
@@ -623,13 +626,13 @@ class Worker(_WorkerBase):
                 late = self._late.get(job.id)
                 if late is not None:
                     job._state = _State.WAITING
-            if late is not None and not self._wait_for_late(job, late):
+            if late is not None and not self._wait_for_late(job, late[1]):
                 return
             self._emit(job, "leased")
             lease = self._work(job)
             if job._state is _State.TIMED_OUT:  # its run is over at last: the id may start again
                 with self._lock:
-                    self._late.pop(job.id).set()
+                    self._late.pop(job.id)[1].set()
 
     def _poll(self) -> Lease | None:
         """A slot's lease: blocking for up to ``poll_timeout_ms``; with ``burst``, non-blocking,
@@ -747,7 +750,9 @@ class Worker(_WorkerBase):
 
     def _watchdog(self) -> None:
         """Fail the items of handlers running past ``timeout_ms``. A thread cannot be killed: its
-        slot stays busy until the handler returns, and what it returns then is ignored."""
+        slot stays busy until the handler returns, and what it returns then is ignored; until
+        then the item's id is in ``_late``, so that no slot starts it again, and the shutdown
+        does not wait for that thread."""
         assert self.timeout_ms is not None
         limit_s = self.timeout_ms / 1000
         while not self._done.wait(min(limit_s / 10, 1.0)):
@@ -755,8 +760,8 @@ class Worker(_WorkerBase):
                 late = [job for job in self._held if job._state is _State.RUNNING and self._past_timeout(job)]
                 for job in late:
                     job._state = _State.TIMED_OUT  # its slot ignores what the handler returns
-                    del self._held[job]  # no more renewals
-                    self._late[job.id] = threading.Event()  # not started again until it returns
+                    thread = self._held.pop(job)  # no more renewals
+                    self._late[job.id] = (thread, threading.Event())  # not started again until it returns
                     job._failure = f"TimeoutError: the handler ran longer than {self.timeout_ms} ms"
                     job._error = "TimeoutError"
                     job.lost.set()
