@@ -148,13 +148,15 @@ def worker_command(
       128+N    forced by a second signal N during the stop (143 SIGTERM, 130 SIGINT): the items in
                hand were released at once
     """
-    handler = load_handler(handler_spec)
-    on_event = otel_hook() if otel else None
     stream = logging.StreamHandler()
     text = logging.Formatter("%(asctime)s %(levelname)s %(message)s")
     stream.setFormatter(JsonFormatter() if log_format == "json" else text)
     logging.basicConfig(level=log_level, handlers=[stream], force=True)
-    logging.captureWarnings(True)  # the server check's warnings, in the same format
+    logging.captureWarnings(
+        True
+    )  # the server check's warnings (and the handler module's), in the same format
+    handler = load_handler(handler_spec)
+    on_event = otel_hook() if otel else None
     run = Run(
         url,
         prefix,
