@@ -46,6 +46,10 @@ handle_method = AsyncHandler().__call__
 def stuck(job):
     r.rpush("started", job.id)
     time.sleep(60)
+
+async def astuck(job):
+    r.rpush("started", job.id)
+    await asyncio.sleep(60)
 """
 OTEL_SETUP = """
 from opentelemetry import trace
@@ -172,11 +176,12 @@ def test_otel_without_opentelemetry_is_a_usage_error(tmp_path: Path, redis_serve
     assert "Traceback" not in stderr
 
 
+@pytest.mark.parametrize("handler", ["tasks:stuck", "tasks:astuck"])
 def test_a_second_sigterm_releases_the_items_in_hand_and_exits_143(
-    tmp_path: Path, redis_server: RedisServer, r: redis.Redis
+    tmp_path: Path, redis_server: RedisServer, r: redis.Redis, handler: str
 ) -> None:
     WorkQueue(r, "jobs").add_many([("a", b"x"), ("b", b"x")])
-    process = start(tmp_path, redis_server, "tasks:stuck", "-q", "jobs", "-c", "2")
+    process = start(tmp_path, redis_server, handler, "-q", "jobs", "-c", "2")
     try:
         deadline = time.monotonic() + 30
         while r.llen("started") < 2:
