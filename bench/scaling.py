@@ -252,7 +252,7 @@ def _clean_once(bench: Bench, wq: WorkQueue, n: int, chunk: int, lease_ms: int) 
     for start in range(0, n, 1000):
         wq.add_many([(item_id, PAYLOAD) for item_id in make_ids(min(1000, n - start))])
     for _ in range(0, n, 1000):
-        wq.lease_many(1000, lease_ms)
+        wq.lease_many(count=1000, lease_ms=lease_ms)
     time.sleep(0.2)  # every 1 ms lease has expired
     calls = 2 * (n // chunk) + 1000
     previous = {key: str(value) for key, value in r.config_get("slowlog-*").items()}

@@ -41,7 +41,7 @@ def _drain_per_node(
     for start in range(0, n, 1000):
         queue.add_many([(f"i{k}", data) for k in range(start, min(start + 1000, n))])
     before = {port: _cpu_us(port) for port in ports}
-    done, held = 0, queue.lease_many(BATCH, LEASE_MS)
+    done, held = 0, queue.lease_many(count=BATCH, lease_ms=LEASE_MS)
     while held:
         done += len(held)
         _outcomes, held = queue.complete_and_lease_many(held, BATCH, LEASE_MS)

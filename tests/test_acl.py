@@ -66,7 +66,7 @@ OPERATIONS: dict[str, tuple[Setup, Op]] = {
     "add_many delayed": (lambda q: None, lambda q, _: q.add_many([("d", b"D")], delay_ms=60_000)),
     "lease": (_ready, lambda q, _: q.lease(60_000)),
     "lease blocking": (_ready, lambda q, _: q.lease(60_000, block=True, timeout_ms=100)),
-    "lease_many": (_ready, lambda q, _: q.lease_many(10, 60_000)),
+    "lease_many": (_ready, lambda q, _: q.lease_many(count=10, lease_ms=60_000)),
     "renew": (_held, lambda q, held: q.renew(held, 60_000)),
     "complete": (_held, lambda q, held: q.complete(held, require_lease=True)),
     "complete_and_lease": (_held, lambda q, held: q.complete_and_lease(held, 60_000)),

@@ -109,8 +109,11 @@ async def test_add_many_over_1000_split_and_fifo(r: redis.Redis, aqueue: AsyncWo
     items = [(f"i{n:04d}", str(n).encode()) for n in range(2100)]
     assert await aqueue.add_many(items) == [True] * 2100
     assert script_calls(r) - before == 3
-    leased = [*await aqueue.lease_many(1000, 10_000), *await aqueue.lease_many(1000, 10_000)]
-    leased += await aqueue.lease_many(1000, 10_000)
+    leased = [
+        *await aqueue.lease_many(count=1000, lease_ms=10_000),
+        *await aqueue.lease_many(count=1000, lease_ms=10_000),
+    ]
+    leased += await aqueue.lease_many(count=1000, lease_ms=10_000)
     assert [(held.id, held.data) for held in leased] == items
 
 
@@ -119,7 +122,7 @@ async def test_add_many_over_1000_split_and_fifo(r: redis.Redis, aqueue: AsyncWo
 
 async def test_lease_empty_and_basic(r: redis.Redis, aqueue: AsyncWorkQueue) -> None:
     assert await aqueue.lease(1000) is None
-    assert await aqueue.lease_many(3, 1000) == []
+    assert await aqueue.lease_many(count=3, lease_ms=1000) == []
     await aqueue.add("a", b"\x00A")
     held = await aqueue.lease(5000)
     assert held is not None
@@ -154,7 +157,7 @@ async def test_lease_skips_duplicate_held_elsewhere(r: redis.Redis, aqueue: Asyn
 
 async def test_lease_many_order_and_token(r: redis.Redis, aqueue: AsyncWorkQueue) -> None:
     await aqueue.add_many([(f"i{n}", b"") for n in range(5)])
-    leased = await aqueue.lease_many(3, 1000)
+    leased = await aqueue.lease_many(count=3, lease_ms=1000)
     assert [held.id for held in leased] == ["i0", "i1", "i2"]
     assert len({held.token for held in leased}) == 1
     assert await aqueue.counts() == Counts(2, 3)
@@ -355,7 +358,7 @@ async def test_release(r: redis.Redis, aqueue: AsyncWorkQueue) -> None:
 
 async def test_release_gone_item(r: redis.Redis, aqueue: AsyncWorkQueue) -> None:
     await aqueue.add_many([("a", b""), ("b", b"")])
-    a, b = await aqueue.lease_many(2, 5000)
+    a, b = await aqueue.lease_many(count=2, lease_ms=5000)
     r.delete(aqueue.keys.item("a"))  # a legacy complete removed the data but not our lease
     assert await aqueue.release(a) is False
     assert await aqueue.release_many([b]) == [Outcome.DONE]
@@ -376,7 +379,7 @@ async def test_counts(aqueue: AsyncWorkQueue) -> None:
 
 async def test_light_clean(r: redis.Redis, aqueue: AsyncWorkQueue) -> None:
     await aqueue.add_many([(name, b"") for name in ("live", "legacy", "abandoned", "ghost", "live2")])
-    await aqueue.lease_many(5, 60_000)
+    await aqueue.lease_many(count=5, lease_ms=60_000)
     r.delete(aqueue.keys.lease("legacy"))
     r.set(aqueue.keys.legacy_lease("legacy"), "g1", px=60_000)
     r.delete(aqueue.keys.lease("abandoned"))
@@ -405,7 +408,7 @@ async def test_legacy_lease_key(
     await q.add_many([("a", b""), ("b", b"")])
     held = await q.lease(4000)
     assert held is not None
-    (many,) = await q.lease_many(5, 6000)
+    (many,) = await q.lease_many(count=5, lease_ms=6000)
     for lease, ms in ((held, 4000), (many, 6000)):
         assert fr.get(q.keys.legacy_lease(lease.id)) == lease.token.encode()
         assert fr.pttl(q.keys.legacy_lease(lease.id)) == fr.pttl(q.keys.lease(lease.id))

@@ -171,7 +171,6 @@ QUEUE_METHODS = [
         "lease_many",
         {"count": 2, "lease_ms": 1000},
         {"count": ints(1, 1000), "lease_ms": ints(1, MAX_MS)},
-        ("count", "lease_ms"),
     ),
     Method(
         "renew",

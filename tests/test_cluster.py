@@ -107,7 +107,7 @@ def test_sync_add_lease_complete(cluster: LocalCluster, cq: WorkQueue, tagged: s
     held = cq.lease(10_000)
     assert held is not None
     assert (held.id, held.data) == ("a", b"A")
-    many = cq.lease_many(5, 10_000)
+    many = cq.lease_many(count=5, lease_ms=10_000)
     assert [h.id for h in many] == ["b", "c"]
     assert cq.renew(held, 20_000) is True
     assert cq.renew_many(many, 20_000) == [True, True]
@@ -128,7 +128,7 @@ def test_sync_add_lease_complete(cluster: LocalCluster, cq: WorkQueue, tagged: s
 
 def test_sync_light_clean(rc: RedisCluster, cq: WorkQueue) -> None:
     cq.add_many([("a", b""), ("b", b""), ("c", b"")])
-    cq.lease_many(3, 60_000)
+    cq.lease_many(count=3, lease_ms=60_000)
     rc.delete(cq.keys.lease("b"))
     rc.delete(cq.keys.lease("c"), cq.keys.item("c"))
     assert cq.light_clean() == CleanReport(("b",), 1)
@@ -204,7 +204,7 @@ async def test_async_add_lease_complete(arc: AsyncRedisCluster, tagged: str) -> 
     assert (held.id, held.data) == ("a", b"A")
     assert await aq.renew(held, 10_000) is True
     assert await aq.complete(held, require_lease=True) is True
-    other = await aq.lease_many(3, 10_000)
+    other = await aq.lease_many(count=3, lease_ms=10_000)
     assert [h.id for h in other] == ["b"]
     assert await aq.release(other[0]) is True
     assert await aq.counts() == Counts(1, 0)
@@ -215,7 +215,7 @@ async def test_async_add_lease_complete(arc: AsyncRedisCluster, tagged: str) -> 
 async def test_async_light_clean(arc: AsyncRedisCluster, tagged: str) -> None:
     aq = AsyncWorkQueue(arc, tagged)
     await aq.add_many([("a", b""), ("b", b"")])
-    await aq.lease_many(2, 60_000)
+    await aq.lease_many(count=2, lease_ms=60_000)
     await arc.delete(aq.keys.lease("a"))
     assert await aq.light_clean() == CleanReport(("a",), 0)
 

@@ -186,7 +186,7 @@ def every_operation(queue: WorkQueue) -> Iterator[str]:
     assert queue.fail(more[1], "boom").outcome.name == "DEAD"
     assert queue.requeue_dead(["i2"]) == [True]
     assert queue.complete(more[2]) is True
-    leased = queue.lease_many(40, 1)
+    leased = queue.lease_many(count=40, lease_ms=1)
     assert len(leased) == 28  # i2 (requeued), i4..i29, later (promoted); i1 used its one attempt
     time.sleep(0.01)
     report = queue.light_clean(chunk=7)
@@ -238,7 +238,7 @@ async def test_the_async_client_declares_every_key_it_touches(
     _done, more = await queue.complete_and_lease_many([held], 4, 30_000)
     assert [lease.id for lease in more] == ["i1", "i2", "i3", "i4"]
     assert await queue.release_many(more) == [ops.Outcome.DONE] * 4
-    assert len(await queue.lease_many(20, 1)) == 9
+    assert len(await queue.lease_many(count=20, lease_ms=1)) == 9
     await asyncio.sleep(0.01)
     assert len((await queue.light_clean(chunk=2)).requeued) == 9
     assert (await queue.deep_clean(chunk=3)).requeued == ()

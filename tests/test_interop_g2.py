@@ -182,7 +182,7 @@ def test_g2_items_are_leased_and_completed_by_rwq(r: redis.Redis, prefix: str) -
     first = queue.lease(30_000)
     assert first is not None
     assert (first.id, first.data) == (order[0], PAYLOADS[order[0]])
-    batch = queue.lease_many(2, 30_000)
+    batch = queue.lease_many(count=2, lease_ms=30_000)
     assert [(held.id, held.data) for held in batch] == [(i, PAYLOADS[i]) for i in order[1:3]]
     rest = [queue.lease(30_000, block=True, timeout_ms=1000) for _ in order[3:]]
     assert [(held.id, held.data) for held in rest if held] == [(i, PAYLOADS[i]) for i in order[3:]]
@@ -349,7 +349,7 @@ def _drive_until_scan(
 def test_g2_cleaners_find_nothing_to_do_on_a_queue_rwq_runs(r: redis.Redis, prefix: str) -> None:
     queue, legacy, g2 = WorkQueue(r, prefix), WorkQueue(r, prefix, legacy_lease_key=True), G2WorkQueue(prefix)
     assert queue.add_many([(f"i{n:02d}", bytes([n])) for n in range(30)]) == [True] * 30
-    held = queue.lease_many(6, 60_000) + legacy.lease_many(6, 60_000)
+    held = queue.lease_many(count=6, lease_ms=60_000) + legacy.lease_many(count=6, lease_ms=60_000)
     assert [queue.complete(lease) for lease in held[:4]] == [True] * 4
     assert queue.release(held[4])
     assert legacy.release(held[6])

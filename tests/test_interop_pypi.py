@@ -118,7 +118,7 @@ def test_g1_items_are_leased_and_completed_by_rwq(r: redis.Redis, prefix: str) -
     assert (first.id, first.data) == (order[0], expected[order[0]])
     assert r.pttl(f"{prefix}:lease:{first.id}") == pytest.approx(30_000, abs=1000)
     assert not r.exists(f"{prefix}:leased_by_session:{first.id}")  # legacy_lease_key is off
-    batch = queue.lease_many(3, 30_000)
+    batch = queue.lease_many(count=3, lease_ms=30_000)
     assert [(held.id, held.data) for held in batch] == [(i, expected[i]) for i in order[1:4]]
     blocking = queue.lease(30_000, block=True, timeout_ms=1000)
     assert blocking is not None

@@ -253,7 +253,7 @@ def every_operation(q: WorkQueue, r: redis.Redis) -> None:
     assert first.id == "queue"
     assert q.renew(first, 30_000)
     assert q.release(first)
-    held = q.lease_many(3, 30_000)
+    held = q.lease_many(count=3, lease_ms=30_000)
     assert [h.id for h in held] == ["x:queue", "high:queue", "item:queue"]
     assert q.renew_many(held, 30_000) == [True] * 3
     assert q.complete(held[0], require_lease=True)
@@ -298,7 +298,7 @@ def test_every_operation_stays_in_its_queue(r: redis.Redis) -> None:
     for key in r.scan_iter(count=1000):
         assert len(owners(key.decode(), ACCEPTED)) == 1, key
     for q in queues:  # each queue delivers its own payloads, and only them
-        got = {lease.id: lease.data for lease in q.lease_many(100, 30_000)}
+        got = {lease.id: lease.data for lease in q.lease_many(count=100, lease_ms=30_000)}
         left = {"queue": f"{q.prefix}/queue".encode(), "dead:data": f"{q.prefix}/dead:data".encode()}
         left |= {"lease:x": f"{q.prefix}/lease:x".encode(), "orphan": b"O"}
         assert got == left | {f"n:{item_id}": b"N" for item_id in IDS}

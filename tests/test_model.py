@@ -428,7 +428,7 @@ class QueueMachine(RuleBasedStateMachine):
             one = self.q(legacy).lease(lease_ms)
             got = [] if one is None else [one]
         else:
-            got = self.q(legacy).lease_many(count, lease_ms)
+            got = self.q(legacy).lease_many(count=count, lease_ms=lease_ms)
         assert [(held.id, held.data, held.attempt) for held in got] == granted
         for held in got:
             self.model.grant(held.id, held.token, lease_ms, legacy)

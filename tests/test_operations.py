@@ -202,7 +202,7 @@ def test_fifo_order_across_add_and_add_many(queue: WorkQueue) -> None:
     queue.add_many([(f"m{i}", b"") for i in range(1200)])
     queue.add("last", b"")
     expected = ["first", *(f"m{i}" for i in range(1200)), "last"]
-    leased = queue.lease_many(1000, 10_000) + queue.lease_many(1000, 10_000)
+    leased = queue.lease_many(count=1000, lease_ms=10_000) + queue.lease_many(count=1000, lease_ms=10_000)
     assert [held.id for held in leased] == expected
     assert queue.lease(1000) is None
 
@@ -212,7 +212,7 @@ def test_fifo_order_across_add_and_add_many(queue: WorkQueue) -> None:
 
 def test_lease_returns_none_on_empty_queue(r: redis.Redis, queue: WorkQueue) -> None:
     assert queue.lease(1000) is None
-    assert queue.lease_many(5, 1000) == []
+    assert queue.lease_many(count=5, lease_ms=1000) == []
     assert r.dbsize() == 0
 
 
@@ -267,7 +267,7 @@ def test_lease_skips_more_than_1000_ghosts(r: redis.Redis, queue: WorkQueue) -> 
 def test_lease_many_skips_more_than_1000_ghosts(r: redis.Redis, queue: WorkQueue) -> None:
     queue.add_many([("a", b""), ("b", b"")])
     r.rpush(queue.keys.queue, *(f"ghost{i}" for i in range(2100)))
-    leased = queue.lease_many(10, 1000)
+    leased = queue.lease_many(count=10, lease_ms=1000)
     assert [held.id for held in leased] == ["a", "b"]
     assert queue.counts() == Counts(queued=0, processing=2)
 
@@ -332,20 +332,20 @@ def test_add_deletes_stale_lease_keys_of_an_earlier_item(r: redis.Redis, queue: 
 
 def test_lease_many_in_fifo_order(r: redis.Redis, queue: WorkQueue) -> None:
     queue.add_many([(f"i{n}", bytes([n])) for n in range(5)])
-    leased = queue.lease_many(3, 1000)
+    leased = queue.lease_many(count=3, lease_ms=1000)
     assert [(held.id, held.data) for held in leased] == [("i0", b"\x00"), ("i1", b"\x01"), ("i2", b"\x02")]
     assert len({held.token for held in leased}) == 1  # one call, one token
     assert processing_list(r, queue) == ["i2", "i1", "i0"]
     assert queue_list(r, queue) == ["i4", "i3"]
-    rest = queue.lease_many(1000, 1000)
+    rest = queue.lease_many(count=1000, lease_ms=1000)
     assert [held.id for held in rest] == ["i3", "i4"]
 
 
 def test_lease_many_count_bounds(queue: WorkQueue) -> None:
     queue.add_many([(f"i{n}", b"") for n in range(1001)])
-    assert len(queue.lease_many(1, 1000)) == 1
-    assert len(queue.lease_many(1000, 1000)) == 1000
-    assert queue.lease_many(1000, 1000) == []
+    assert len(queue.lease_many(count=1, lease_ms=1000)) == 1
+    assert len(queue.lease_many(count=1000, lease_ms=1000)) == 1000
+    assert queue.lease_many(count=1000, lease_ms=1000) == []
 
 
 def test_blocking_lease_returns_ready_item_at_once(queue: WorkQueue) -> None:
@@ -516,7 +516,7 @@ def test_renew_many_mixed(
 
 def test_renew_many_over_1000(r: redis.Redis, queue: WorkQueue) -> None:
     queue.add_many([(f"i{n}", b"") for n in range(1200)])
-    leased = queue.lease_many(1000, 1000) + queue.lease_many(200, 1000)
+    leased = queue.lease_many(count=1000, lease_ms=1000) + queue.lease_many(count=200, lease_ms=1000)
     stale = Lease("i5", b"", "f" * 32)
     result = queue.renew_many([*leased, stale], 50_000)
     assert result == [True] * 1200 + [False]
@@ -538,7 +538,7 @@ def test_complete_first_completer_wins_exactly_once(r: redis.Redis, queue: WorkQ
 
 def test_complete_concurrent_completers_one_winner(redis_server: RedisServer, queue: WorkQueue) -> None:
     queue.add_many([(f"i{n}", b"") for n in range(20)])
-    leased = queue.lease_many(20, 60_000)
+    leased = queue.lease_many(count=20, lease_ms=60_000)
     barrier = threading.Barrier(8)
     wins: list[str] = []
     lock = threading.Lock()
@@ -690,7 +690,7 @@ def test_complete_many_outcomes(r: redis.Redis, queue: WorkQueue) -> None:
 
 def test_complete_many_over_1000(r: redis.Redis, queue: WorkQueue) -> None:
     queue.add_many([(f"i{n}", b"") for n in range(1100)])
-    leased = queue.lease_many(1000, 60_000) + queue.lease_many(100, 60_000)
+    leased = queue.lease_many(count=1000, lease_ms=60_000) + queue.lease_many(count=100, lease_ms=60_000)
     before = script_calls(r)
     outcomes = queue.complete_many(leased, require_lease=True)
     assert script_calls(r) - before == 2
@@ -754,7 +754,7 @@ def test_complete_and_lease_reports_a_lost_lease_and_still_leases(
 
 def test_complete_and_lease_many_outcomes_in_order_and_one_token(r: redis.Redis, queue: WorkQueue) -> None:
     queue.add_many([(n, n.encode()) for n in "abcdef"])
-    first = queue.lease_many(2, 5000)
+    first = queue.lease_many(count=2, lease_ms=5000)
     outcomes, leases = queue.complete_and_lease_many([*first, "zz"], 3, 5000)
     assert outcomes == [Outcome.DONE, Outcome.DONE, Outcome.GONE]
     assert [held.id for held in leases] == ["c", "d", "e"]
@@ -819,7 +819,7 @@ def test_release_puts_item_at_queue_tail(r: redis.Redis, queue: WorkQueue) -> No
     assert processing_list(r, queue) == []
     assert r.exists(queue.keys.lease("a")) == 0
     assert r.get(queue.keys.item("a")) == b"A"
-    assert [h.id for h in queue.lease_many(2, 1000)] == ["b", "a"]
+    assert [h.id for h in queue.lease_many(count=2, lease_ms=1000)] == ["b", "a"]
 
 
 def test_release_deletes_both_lease_keys(r: redis.Redis, prefix: str) -> None:
@@ -882,7 +882,7 @@ def test_release_false_when_item_completed_meanwhile(r: redis.Redis, queue: Work
 
 def test_release_many_outcomes(r: redis.Redis, queue: WorkQueue) -> None:
     queue.add_many([("a", b""), ("b", b""), ("c", b"")])
-    leased = queue.lease_many(3, 5000)
+    leased = queue.lease_many(count=3, lease_ms=5000)
     a, _b, c = leased
     r.delete(queue.keys.item("c"))
     outcomes = queue.release_many([a, Lease("b", b"", "0" * 32), c])
@@ -898,7 +898,7 @@ def test_release_many_outcomes(r: redis.Redis, queue: WorkQueue) -> None:
 def test_counts_queue_len_processing_len(r: redis.Redis, queue: WorkQueue) -> None:
     assert queue.counts() == Counts(queued=0, processing=0)
     queue.add_many([(f"i{n}", b"") for n in range(5)])
-    queue.lease_many(2, 5000)
+    queue.lease_many(count=2, lease_ms=5000)
     assert queue.counts() == Counts(queued=3, processing=2)
     assert queue.queue_len() == 3 == r.llen(queue.keys.queue)
     assert queue.processing_len() == 2 == r.llen(queue.keys.processing)
@@ -933,7 +933,7 @@ def test_queues_with_different_prefixes_are_independent(r: redis.Redis, queue: W
 
 def test_light_clean_requeues_only_abandoned(r: redis.Redis, queue: WorkQueue) -> None:
     queue.add_many([(name, name.encode()) for name in ("live", "legacy", "abandoned", "ghost")])
-    queue.lease_many(4, 60_000)
+    queue.lease_many(count=4, lease_ms=60_000)
     r.delete(queue.keys.lease("legacy"))
     r.set(queue.keys.legacy_lease("legacy"), "g1-session", px=60_000)
     r.delete(queue.keys.lease("abandoned"))
@@ -976,7 +976,7 @@ def abandon(r: redis.Redis, queue: WorkQueue, pattern: str) -> list[str]:
     """Lease one item per letter of ``pattern`` (oldest first); 'A' abandons it, 'L' keeps a lease."""
     names = [f"{kind}{n}" for n, kind in enumerate(pattern)]
     queue.add_many([(name, b"") for name in names])
-    queue.lease_many(len(names), 60_000)
+    queue.lease_many(count=len(names), lease_ms=60_000)
     for name in names:
         if name.startswith("A"):
             r.delete(queue.keys.lease(name))
@@ -1032,7 +1032,7 @@ def test_light_clean_large_processing_list(r: redis.Redis, queue: WorkQueue) -> 
 
 def test_deep_clean_finds_orphans_and_ghosts(r: redis.Redis, queue: WorkQueue) -> None:
     queue.add_many([("listed", b""), ("leased", b""), ("abandoned", b""), ("g1held", b"")])
-    leased = queue.lease_many(2, 60_000)
+    leased = queue.lease_many(count=2, lease_ms=60_000)
     assert [h.id for h in leased] == ["listed", "leased"]
     queue.release(leased[0])  # back to the queue: listed, not leased
     queue.lease(60_000)  # "abandoned": leased ...
@@ -1057,7 +1057,7 @@ def test_deep_clean_finds_orphans_and_ghosts(r: redis.Redis, queue: WorkQueue) -
 
 def test_deep_clean_never_requeues_leased_or_listed(r: redis.Redis, queue: WorkQueue) -> None:
     queue.add_many([(f"i{n}", b"") for n in range(10)])
-    queue.lease_many(5, 60_000)
+    queue.lease_many(count=5, lease_ms=60_000)
     before = keyspace(r)
     assert queue.deep_clean() == CleanReport((), 0)
     assert keyspace(r) == before
@@ -1065,7 +1065,7 @@ def test_deep_clean_never_requeues_leased_or_listed(r: redis.Redis, queue: WorkQ
 
 def test_deep_clean_small_chunks(r: redis.Redis, queue: WorkQueue) -> None:
     queue.add_many([(f"q{n}", b"") for n in range(12)])
-    queue.lease_many(5, 60_000)
+    queue.lease_many(count=5, lease_ms=60_000)
     orphans = {f"o{n}" for n in range(9)}
     for name in orphans:
         r.set(queue.keys.item(name), b"")
@@ -1111,7 +1111,7 @@ def test_legacy_lease_key_on_lease_and_lease_many(fr: redis.Redis, lq: WorkQueue
     held = lq.lease(7000)
     assert held is not None
     assert_both_keys(fr, lq, held, 7000)
-    for many in lq.lease_many(2, 9000):
+    for many in lq.lease_many(count=2, lease_ms=9000):
         assert_both_keys(fr, lq, many, 9000)
 
 
@@ -1179,7 +1179,7 @@ def test_noscript_recovery_every_operation(r: redis.Redis, queue: WorkQueue, oth
     assert held.id == "a"
     assert eval_calls(r) == mark + 1
     mark = flushed()
-    many = queue.lease_many(2, 5000)
+    many = queue.lease_many(count=2, lease_ms=5000)
     assert [h.id for h in many] == ["b", "c"]
     assert eval_calls(r) == mark + 1
     mark = flushed()
@@ -1198,7 +1198,7 @@ def test_noscript_recovery_every_operation(r: redis.Redis, queue: WorkQueue, oth
     mark = flushed()
     assert queue.counts() == Counts(2, 0)
     assert eval_calls(r) == mark + 1
-    released = queue.lease_many(2, 5000)
+    released = queue.lease_many(count=2, lease_ms=5000)
     r.delete(queue.keys.lease(released[0].id))
     flushed()
     assert queue.light_clean().requeued == (released[0].id,)

@@ -483,7 +483,7 @@ def test_connection_killed_between_light_clean_chunks(
     r: redis.Redis, redis_server: RedisServer, queue: WorkQueue
 ) -> None:
     queue.add_many([(f"i{n}", b"") for n in range(4)])
-    queue.lease_many(4, 60_000)
+    queue.lease_many(count=4, lease_ms=60_000)
     r.delete(queue.keys.lease("i3"))
     client = KillAfter(redis_server, 1)
     with pytest.raises(RedisFailure):

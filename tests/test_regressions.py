@@ -96,7 +96,7 @@ def test_a_corrupt_attempt_count_loses_nothing(queue: WorkQueue, r: redis.Redis)
     queue.set_retry_policy(RetryPolicy(max_attempts=3))
     queue.add_many([("a", b"A"), ("b", b"B")])
     r.hset(queue.keys.prefix + ":attempts", "b", "bogus")
-    leases = queue.lease_many(2, 60_000)
+    leases = queue.lease_many(count=2, lease_ms=60_000)
     assert [(held.id, held.attempt) for held in leases] == [("a", 1), ("b", 1)]
 
 

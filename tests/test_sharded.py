@@ -99,9 +99,9 @@ def test_starvation_bound_n_times_k(sq: ShardedWorkQueue) -> None:
 
 def test_operations_route_to_the_item_shard(sq: ShardedWorkQueue) -> None:
     sq.add_many([(f"r{n}", b"x") for n in range(12)])
-    leases = sq.lease_many(12, 30_000)
+    leases = sq.lease_many(count=12, lease_ms=30_000)
     assert sorted(lease.id for lease in leases) == sorted(f"r{n}" for n in range(12))
-    assert sq.lease_many(5, 30_000) == []
+    assert sq.lease_many(count=5, lease_ms=30_000) == []
     assert sq.renew_many(leases, 60_000) == [True] * 12
     assert sq.renew(leases[0], 60_000) is True
     assert sq.release(leases[1]) is True
@@ -130,14 +130,14 @@ def test_complete_and_lease_keeps_the_rotation(sq: ShardedWorkQueue) -> None:
 
 def test_cleaning_and_dead_letters_cover_every_shard(sq: ShardedWorkQueue) -> None:
     sq.add_many([(item_id, b"x") for shard in range(SHARDS) for item_id in ids_on(shard, 2, f"d{shard}-")])
-    for lease in sq.lease_many(2 * SHARDS, 1):
+    for lease in sq.lease_many(count=2 * SHARDS, lease_ms=1):
         assert lease is not None
     time.sleep(0.05)  # every 1 ms lease has expired
     report = sq.light_clean(chunk=1)
     assert len(report.requeued) == 2 * SHARDS
     assert {shard_of(item_id) for item_id in report.requeued} == set(range(SHARDS))
     assert sq.set_retry_policy(RetryPolicy(max_attempts=1, base_ms=0)) is True
-    for lease in sq.lease_many(2 * SHARDS, 30_000):
+    for lease in sq.lease_many(count=2 * SHARDS, lease_ms=30_000):
         assert sq.fail(lease, f"dead on shard {shard_of(lease.id)}").outcome.name == "DEAD"
         time.sleep(0.002)  # distinct dead-letter times
     dead = sq.dead_items(count=100)
@@ -205,7 +205,7 @@ def test_resharding_offline(r: redis.Redis, name: str) -> None:
     two.add_many([(f"x{n}", b"") for n in range(10)])
     with pytest.raises(ShardMismatch):
         ShardedWorkQueue(r, name, shards=3).counts()
-    while held := two.lease_many(5, 60_000):
+    while held := two.lease_many(count=5, lease_ms=60_000):
         two.complete_many(held)
     assert two.counts().queued == two.counts().processing == 0
     r.delete(f"{{{name}#0}}:shards")
@@ -268,7 +268,7 @@ def test_shards_spread_over_the_masters_of_a_cluster(cluster: LocalCluster, name
         assert len(nodes) >= 2, nodes
         assert sq.add_many([(f"c{n}", b"x") for n in range(300)]) == [True] * 300
         drained = 0
-        held = sq.lease_many(50, 30_000)
+        held = sq.lease_many(count=50, lease_ms=30_000)
         while held:
             drained += len(held)
             _outcomes, held = sq.complete_and_lease_many(held, 50, 30_000)

@@ -171,7 +171,7 @@ class Drain:
         sq = self.queue()
         while not self.stop.is_set():
             try:
-                leases = sq.lease_many(10, LEASE_MS)
+                leases = sq.lease_many(count=10, lease_ms=LEASE_MS)
             except ERRORS as exc:
                 self.error("lease", exc)
                 time.sleep(0.05)

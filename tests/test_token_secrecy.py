@@ -72,7 +72,7 @@ def test_client_operations(queue: WorkQueue, caplog: pytest.LogCaptureFixture) -
     first = queue.lease(60_000)
     assert first is not None
     assert first.token in ISSUED  # the recording sees the real tokens
-    many = queue.lease_many(3, 60_000)
+    many = queue.lease_many(count=3, lease_ms=60_000)
     texts += described(first, many, [first], {"lease": first})
     texts += described(queue.renew(first, 60_000), queue.renew_many(many, 60_000))
     outcome, following = queue.complete_and_lease(first, 60_000, require_lease=True)

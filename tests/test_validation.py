@@ -104,9 +104,12 @@ BAD_CALLS = [
         for value in (-1, MAX_MS + 1, 1.5, True, "10")
     ),
     # lease_many counts
-    *(Bad(f"lease_many-count-{value!r}", "lease_many", (value, 1000)) for value in (0, -1, 1001, True, 2.0)),
-    Bad("lease_many-lease_ms-0", "lease_many", (5, 0)),
-    Bad("lease_many-lease_ms-over-max", "lease_many", (5, MAX_MS + 1)),
+    *(
+        Bad(f"lease_many-count-{value!r}", "lease_many", kwargs={"count": value, "lease_ms": 1000})
+        for value in (0, -1, 1001, True, 2.0)
+    ),
+    Bad("lease_many-lease_ms-0", "lease_many", kwargs={"count": 5, "lease_ms": 0}),
+    Bad("lease_many-lease_ms-over-max", "lease_many", kwargs={"count": 5, "lease_ms": MAX_MS + 1}),
     # renew
     *(Bad(f"renew-lease_ms-{value!r}", "renew", (GOOD, value)) for value in (0, -5, True, 2.5, MAX_MS + 1)),
     Bad("renew-empty-id", "renew", (Lease("", b"", TOKEN), 1000)),
@@ -236,7 +239,7 @@ def test_decode_responses_client_is_refused(redis_server: RedisServer, prefix: s
 def test_bad_token_in_second_chunk_writes_nothing(r: redis.Redis, queue: WorkQueue) -> None:
     """1001 leases whose last token is empty: the plan must refuse before the first chunk is sent."""
     queue.add_many([(f"i{n}", b"") for n in range(1000)])
-    leased = queue.lease_many(1000, 60_000)
+    leased = queue.lease_many(count=1000, lease_ms=60_000)
     before = snapshot(r)
     with pytest.raises(InvalidArgument):
         queue.release_many([*leased, Lease("i0", b"", "")])
@@ -263,7 +266,7 @@ async def test_async_first_call_of_a_fresh_client_validates_before_any_io() -> N
     q = AsyncWorkQueue(client, "jobs")
     try:
         with pytest.raises(InvalidArgument):
-            await q.lease_many(0, 1000)
+            await q.lease_many(count=0, lease_ms=1000)
     finally:
         await client.aclose()
 

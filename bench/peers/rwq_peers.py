@@ -50,7 +50,7 @@ def _queue(url: str, peer: str = "rwq") -> tuple[redis.Redis, WorkQueue]:
 def _drain(wq: WorkQueue, batch: int = 1, limit: int | None = None) -> int:
     """Lease, then complete what was leased and lease the next in one call, until empty (or
     ``limit`` items, the last of them completed without leasing more)."""
-    held = wq.lease_many(batch if limit is None else min(batch, limit), LEASE_MS)
+    held = wq.lease_many(count=batch if limit is None else min(batch, limit), lease_ms=LEASE_MS)
     done = 0
     while held:
         done += len(held)

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from typing import Any, TypeVar
+from typing import Any, TypeVar, overload
 
 from redis.asyncio import Redis
 from redis.asyncio.cluster import RedisCluster
@@ -88,8 +88,16 @@ class AsyncWorkQueue:
             )
         )
 
-    async def lease_many(self, count: int, lease_ms: int) -> list[Lease]:
-        """Lease up to ``count`` ready items at once, without waiting."""
+    @overload
+    async def lease_many(self, *, count: int, lease_ms: int) -> list[Lease]: ...
+    @overload
+    async def lease_many(self, count: int, lease_ms: int, /) -> list[Lease]: ...  # deprecated: by keyword
+    async def lease_many(
+        self, *args: int, count: int | None = None, lease_ms: int | None = None
+    ) -> list[Lease]:
+        """Lease up to ``count`` ready items at once, without waiting; both by keyword (by position,
+        deprecated: the order is the reverse of :meth:`lease`'s and easy to swap)."""
+        count, lease_ms = validation.lease_many_arguments(args, count, lease_ms)
         return await self._run(
             ops.lease(
                 self.keys, lease_ms, count=count, legacy=self.legacy_lease_key, flat=self.flat_in_flight

@@ -19,6 +19,7 @@ from .errors import LeaseLost, RedisFailure
 from .protocol.operations import FailOutcome, Lease, Outcome, RetryPolicy
 from .sharded import AsyncShardedWorkQueue
 from .worker import (
+    BURST_PAUSE_S,
     DEFAULT_RETRY,
     LEASE_MS,
     WorkerEvent,
@@ -56,11 +57,15 @@ async def _sleep(seconds: float, event: asyncio.Event) -> None:
 class AsyncWorker(_WorkerBase):
     """Runs the coroutine function ``handler`` on items leased from ``queue``, ``concurrency`` at once.
 
+    The handler must be async (a coroutine function, an object with ``async def __call__``, or a
+    partial of either); a plain function is refused before any I/O (run it with ``Worker``).
+
     The handler gets an :class:`AsyncJob`; returning completes the item, raising records a failed
     attempt (logged with its traceback, then ``on_error(job, exc)`` is called). Retries, the
     default policy (``retry``) and the light cleans (``clean_interval_ms``) are those of
     :class:`~rwq.worker.Worker`; a handler still running after ``timeout_ms`` is cancelled and
-    its item recorded as failed (``TimeoutError``). Unexpected errors in the worker's own tasks (such as
+    its item recorded as failed (``TimeoutError``). ``burst`` and the per-item log line are those
+    of :class:`~rwq.worker.Worker` too. Unexpected errors in the worker's own tasks (such as
     :class:`~rwq.errors.UnsupportedServer`) stop it and are re-raised by :meth:`run`. The Redis
     client's ``socket_timeout``, if any, must exceed ``poll_timeout_ms``.
     """
@@ -82,11 +87,13 @@ class AsyncWorker(_WorkerBase):
         timeout_ms: int | None = None,
         liveness_file: str | os.PathLike[str] | None = None,
         logger: logging.Logger | None = None,
+        burst: bool = False,
     ) -> None:
         super().__init__(
             queue=queue,
             queue_types=(AsyncWorkQueue, AsyncShardedWorkQueue),
             handler=handler,
+            kind="async",
             on_error=on_error,
             concurrency=concurrency,
             lease_ms=lease_ms,
@@ -99,6 +106,7 @@ class AsyncWorker(_WorkerBase):
             timeout_ms=timeout_ms,
             liveness_file=liveness_file,
             logger=logger,
+            burst=burst,
         )
         self.queue = queue
         self.handler = handler
@@ -129,6 +137,17 @@ class AsyncWorker(_WorkerBase):
             self._stopping.set()
         else:
             self._loop.call_soon_threadsafe(self._stopping.set)
+
+    def halt(self) -> None:
+        """Stop now: no more grace; running handlers are cancelled and their items released.
+
+        Safe from any thread and from signal handlers.
+        """
+        for event in (self._stopping, self._halt):
+            if self._loop is None:
+                event.set()
+            else:
+                self._loop.call_soon_threadsafe(event.set)
 
     async def run(self) -> None:
         """Work until stopped, then shut down gracefully; a worker runs once.
@@ -169,7 +188,13 @@ class AsyncWorker(_WorkerBase):
         return asyncio.create_task(guarded(), name=name)
 
     async def _shutdown(self, slots: list[asyncio.Task[None]], helpers: list[asyncio.Task[None]]) -> None:
-        await asyncio.wait(slots, timeout=self.shutdown_grace_ms / 1000)
+        ended = asyncio.ensure_future(asyncio.wait(slots))
+        halted = asyncio.ensure_future(self._halt.wait())  # the grace period, cut short by halt()
+        grace_s = self.shutdown_grace_ms / 1000
+        await asyncio.wait((ended, halted), timeout=grace_s, return_when=asyncio.FIRST_COMPLETED)
+        for waiter in (ended, halted):  # the slots themselves run on
+            waiter.cancel()
+        await asyncio.gather(ended, halted, return_exceptions=True)
         self._halt.set()
         running = {job: task for job, task in self._held.items() if job._state is _State.RUNNING}
         for job, task in running.items():
@@ -202,13 +227,12 @@ class AsyncWorker(_WorkerBase):
                 if self._stopping.is_set():
                     return
                 try:
-                    lease = await self.queue.lease(self.lease_ms, block=True, timeout_ms=self.poll_timeout_ms)
+                    lease = await self._poll()
                 except RedisFailure as exc:
                     delay = backoff.next_s()
                     self.logger.warning("lease failed (%s); retrying in %.2f s", exc, delay)
                     await _sleep(delay, self._stopping)
                     continue
-                self._contacted()
                 backoff.reset()
                 if lease is None:
                     continue
@@ -229,6 +253,20 @@ class AsyncWorker(_WorkerBase):
                 lease = await self._settle(job, "completed" if task.result() else "failed")
             finally:
                 del self._held[job]
+
+    async def _poll(self) -> Lease | None:
+        """A slot's lease: blocking for up to ``poll_timeout_ms``; with ``burst``, non-blocking,
+        stopping the worker once every slot found nothing."""
+        if not self.burst:
+            lease = await self.queue.lease(self.lease_ms, block=True, timeout_ms=self.poll_timeout_ms)
+            self._contacted()
+            return lease
+        lease = await self.queue.lease(self.lease_ms)
+        self._contacted()
+        if lease is None and not self._found_nothing():
+            await _sleep(BURST_PAUSE_S, self._stopping)
+            self._resume()
+        return lease
 
     async def _handle(self, job: AsyncJob) -> bool:
         """Run the handler: True if it returned; a failure is logged and reported to ``on_error``."""

@@ -4,20 +4,20 @@ dramatiq users start theirs.
 Exit codes, for a process supervisor: 0 a clean stop (SIGTERM/SIGINT, or ``--burst`` found the
 queue drained); 1 the worker crashed (Redis unusable at start, an unexpected error; once
 running, Redis failures are logged and retried); 3 a usage error (bad option, a callable that
-cannot be imported). A second signal forces the exit.
+cannot be imported); 128+N (143 for SIGTERM, 130 for SIGINT) a forced stop: a second signal
+during the graceful stop releases the items in hand at once and exits.
 """
 
 from __future__ import annotations
 
 import asyncio
 import importlib
-import inspect
 import json
 import logging
 import sys
-import threading
 from collections.abc import Callable
 from dataclasses import dataclass
+from datetime import datetime
 from typing import Any
 
 import click
@@ -31,25 +31,40 @@ from .aio_worker import AsyncWorker
 from .cli_queue import cluster_option, shards_option, url_option
 from .client import WorkQueue
 from .errors import RwqError
+from .handlers import handler_kind
 from .sharded import AsyncShardedWorkQueue, ShardedWorkQueue
-from .worker import Worker
+from .worker import Worker, WorkerEvent
 
-BURST_CHECK_S = 0.2
+# The attributes every LogRecord has; any other one came from ``extra`` (a job's fields).
+_RECORD_FIELDS = frozenset(vars(logging.makeLogRecord({}))) | {"message", "asctime", "taskName"}
 
 
 class JsonFormatter(logging.Formatter):
-    """One JSON object per log record: time, level, logger, message (and the traceback, if any)."""
+    """One JSON object per log record: time, level, logger, message, the record's ``extra``
+    fields (a settled job's queue, id, attempt, duration_ms, outcome) and the traceback, if any."""
 
     def format(self, record: logging.LogRecord) -> str:
-        entry = {
-            "time": self.formatTime(record, "%Y-%m-%dT%H:%M:%S%z"),
+        entry: dict[str, Any] = {
+            "time": datetime.fromtimestamp(record.created).astimezone().isoformat(timespec="milliseconds"),
             "level": record.levelname,
             "logger": record.name,
             "message": record.getMessage(),
         }
+        entry.update((key, value) for key, value in vars(record).items() if key not in _RECORD_FIELDS)
         if record.exc_info:
             entry["exception"] = self.formatException(record.exc_info)
-        return json.dumps(entry)
+        return json.dumps(entry, default=str)
+
+
+def otel_hook() -> Callable[[WorkerEvent], object]:
+    """``rwq.otel``'s hook, or a usage error when the otel extra is not installed."""
+    try:
+        from .otel import OTelEvents  # noqa: PLC0415 - the otel extra, only with --otel
+    except ImportError as exc:
+        raise click.UsageError(
+            f"--otel needs OpenTelemetry: pip install 'rwq[otel]' ({type(exc).__name__}: {exc})"
+        ) from exc
+    return OTelEvents()
 
 
 def load_handler(spec: str) -> Callable[..., Any]:
@@ -77,7 +92,9 @@ def load_handler(spec: str) -> Callable[..., Any]:
 @cluster_option
 @click.option("--concurrency", "-c", type=click.IntRange(1, 10_000), default=1, show_default=True)
 @click.option("--lease-ms", type=click.IntRange(2), default=30_000, show_default=True)
-@click.option("--burst", is_flag=True, help="Exit once no item is ready or in flight (delayed retries stay).")
+@click.option(
+    "--burst", is_flag=True, help="Exit once no item is ready and none is in hand (delayed retries stay)."
+)
 @click.option("--timeout-ms", type=click.IntRange(1), help="Fail an item whose handler runs longer.")
 @click.option("--liveness-file", type=click.Path(dir_okay=False), help="Touched at each answered lease call.")
 @click.option(
@@ -91,8 +108,15 @@ def load_handler(spec: str) -> Callable[..., Any]:
     help="Profile declared-keys: pass every key a script touches in KEYS (Dragonfly, key-routing proxies).",
 )
 @shards_option
-@click.option("--log-format", type=click.Choice(["text", "json"]), default="text", show_default=True)
+@click.option(
+    "--log-format",
+    type=click.Choice(["text", "json"]),
+    default="text",
+    show_default=True,
+    help="json: one object per line, warnings included, with each settled job's fields.",
+)
 @click.option("--log-level", type=click.Choice(["DEBUG", "INFO", "WARNING", "ERROR"]), default="INFO")
+@click.option("--otel", is_flag=True, help="OpenTelemetry metrics and spans per item (the otel extra).")
 def worker_command(
     *,
     handler_spec: str,
@@ -109,17 +133,30 @@ def worker_command(
     shards: int,
     log_format: str,
     log_level: str,
+    otel: bool,
 ) -> None:
     """Run MODULE:CALLABLE on the items of a queue: a function taking a Job, or an async one
-    taking an AsyncJob. Returning completes an item; raising retries it later, then dead-letters it.
+    (async def, an object with async def __call__, or a partial of either) taking an AsyncJob.
+    Returning completes an item; raising retries it later, then dead-letters it. It runs as the
+    user that `rwq acl worker` prints.
 
-    Exit codes: 0 clean stop (a signal, or --burst done); 1 crashed; 3 usage error.
+    \b
+    Exit codes:
+      0        a clean stop (SIGTERM/SIGINT, or --burst found nothing more to do)
+      1        crashed (Redis unusable at start, an unexpected error)
+      3        usage error (bad option, a callable that cannot be loaded, --otel without OpenTelemetry)
+      128+N    forced by a second signal N during the stop (143 SIGTERM, 130 SIGINT): the items in
+               hand were released at once
     """
-    handler = load_handler(handler_spec)
     stream = logging.StreamHandler()
     text = logging.Formatter("%(asctime)s %(levelname)s %(message)s")
     stream.setFormatter(JsonFormatter() if log_format == "json" else text)
     logging.basicConfig(level=log_level, handlers=[stream], force=True)
+    logging.captureWarnings(
+        True
+    )  # the server check's warnings (and the handler module's), in the same format
+    handler = load_handler(handler_spec)
+    on_event = otel_hook() if otel else None
     run = Run(
         url,
         prefix,
@@ -132,15 +169,19 @@ def worker_command(
         flat_in_flight,
         shards,
         declared_keys,
+        on_event,
     )
     try:
-        if inspect.iscoroutinefunction(handler):
+        forced = (
             asyncio.run(_run_async(handler, run))
-        else:
-            _run_sync(handler, run)
+            if handler_kind(handler) == "async"
+            else _run_sync(handler, run)
+        )
     except (RwqError, redis.RedisError, ValueError) as exc:
         logging.getLogger("rwq.worker").error("worker stopped: %s: %s", type(exc).__name__, exc)  # noqa: TRY400
         sys.exit(1)
+    if forced is not None:
+        sys.exit(128 + forced)
 
 
 @dataclass(frozen=True)
@@ -158,6 +199,7 @@ class Run:
     flat_in_flight: bool = False
     shards: int = 0
     declared_keys: bool = False
+    on_event: Callable[[WorkerEvent], object] | None = None
 
     def queue_options(self) -> dict[str, Any]:
         """The queue's settings."""
@@ -170,38 +212,31 @@ class Run:
             "lease_ms": self.lease_ms,
             "timeout_ms": self.timeout_ms,
             "liveness_file": self.liveness_file,
+            "burst": self.burst,
+            "on_event": self.on_event,
         }
 
 
-def _run_sync(handler: Callable[..., Any], run: Run) -> None:
+def _run_sync(handler: Callable[..., Any], run: Run) -> int | None:
+    """Run a Worker; the signal that forced its stop, if one did."""
     client: Any = RedisCluster.from_url(run.url) if run.cluster else redis.Redis.from_url(run.url)
     queue: WorkQueue | ShardedWorkQueue = (
         ShardedWorkQueue(client, run.prefix, shards=run.shards, **run.queue_options())
         if run.shards
         else WorkQueue(client, run.prefix, **run.queue_options())
     )
-    queue.counts()  # fail fast: a Redis that cannot be used at start is exit 1, not endless retries
     worker = Worker(queue, handler, **run.options())
-    done = threading.Event()
-
-    def watch() -> None:
-        while not done.wait(BURST_CHECK_S):
-            counts = queue.counts()
-            if counts.queued == 0 and counts.processing == 0:
-                worker.stop()
-                return
-
-    if run.burst:
-        threading.Thread(target=watch, name="rwq-burst", daemon=True).start()
+    queue.retry_policy()  # fail fast (exit 1, not endless retries) with a read the worker role has
     with worker.install_signal_handlers():
         try:
             worker.run()
         finally:
-            done.set()
             client.close()
+    return worker.forced_by
 
 
-async def _run_async(handler: Callable[..., Any], run: Run) -> None:
+async def _run_async(handler: Callable[..., Any], run: Run) -> int | None:
+    """Run an AsyncWorker; the signal that forced its stop, if one did."""
     client: Any = (
         AsyncRedisCluster.from_url(run.url) if run.cluster else redis.asyncio.Redis.from_url(run.url)
     )
@@ -210,22 +245,11 @@ async def _run_async(handler: Callable[..., Any], run: Run) -> None:
         if run.shards
         else AsyncWorkQueue(client, run.prefix, **run.queue_options())
     )
-    await queue.counts()
     worker = AsyncWorker(queue, handler, **run.options())
-
-    async def watch() -> None:
-        while True:
-            await asyncio.sleep(BURST_CHECK_S)
-            counts = await queue.counts()
-            if counts.queued == 0 and counts.processing == 0:
-                worker.stop()
-                return
-
-    watcher = asyncio.create_task(watch()) if run.burst else None
+    await queue.retry_policy()
     with worker.install_signal_handlers():
         try:
             await worker.run()
         finally:
-            if watcher is not None:
-                watcher.cancel()
             await client.aclose()
+    return worker.forced_by

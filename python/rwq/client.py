@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from typing import Any, TypeVar
+from typing import Any, TypeVar, overload
 
 from redis import Redis
 from redis.cluster import RedisCluster
@@ -86,8 +86,14 @@ class WorkQueue:
             )
         )
 
-    def lease_many(self, count: int, lease_ms: int) -> list[Lease]:
-        """Lease up to ``count`` ready items at once, without waiting."""
+    @overload
+    def lease_many(self, *, count: int, lease_ms: int) -> list[Lease]: ...
+    @overload
+    def lease_many(self, count: int, lease_ms: int, /) -> list[Lease]: ...  # deprecated: by keyword
+    def lease_many(self, *args: int, count: int | None = None, lease_ms: int | None = None) -> list[Lease]:
+        """Lease up to ``count`` ready items at once, without waiting; both by keyword (by position,
+        deprecated: the order is the reverse of :meth:`lease`'s and easy to swap)."""
+        count, lease_ms = validation.lease_many_arguments(args, count, lease_ms)
         return self._run(
             ops.lease(
                 self.keys, lease_ms, count=count, legacy=self.legacy_lease_key, flat=self.flat_in_flight

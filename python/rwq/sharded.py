@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Iterable, Sequence
-from typing import Any, TypeVar
+from typing import Any, TypeVar, overload
 
 from redis import Redis
 from redis.asyncio import Redis as AsyncRedis
@@ -29,6 +29,7 @@ from .aio import AsyncWorkQueue
 from .client import WorkQueue
 from .errors import RwqError
 from .protocol import sharding as plans
+from .protocol import validation
 from .protocol.operations import CleanReport, Counts, DeadItem, FailResult, Lease, Outcome, RetryPolicy
 from .protocol.sharding import OnBell, ShardLayout, ShardPlan
 
@@ -62,8 +63,14 @@ class ShardedWorkQueue:
         """Lease one ready item, from the shards in rotation; wait for one when ``block``."""
         return self._run(plans.lease(self.layout, self._turns, lease_ms, block, timeout_ms))
 
-    def lease_many(self, count: int, lease_ms: int) -> list[Lease]:
-        """Lease up to ``count`` ready items, from the shards in rotation."""
+    @overload
+    def lease_many(self, *, count: int, lease_ms: int) -> list[Lease]: ...
+    @overload
+    def lease_many(self, count: int, lease_ms: int, /) -> list[Lease]: ...  # deprecated: by keyword
+    def lease_many(self, *args: int, count: int | None = None, lease_ms: int | None = None) -> list[Lease]:
+        """Lease up to ``count`` ready items, from the shards in rotation; both by keyword (by
+        position, deprecated)."""
+        count, lease_ms = validation.lease_many_arguments(args, count, lease_ms)
         return self._run(plans.lease_many(self.layout, self._turns, count, lease_ms))
 
     def renew(self, lease: Lease, lease_ms: int) -> bool:
@@ -200,8 +207,16 @@ class AsyncShardedWorkQueue:
         """Lease one ready item, from the shards in rotation; wait for one when ``block``."""
         return await self._run(plans.lease(self.layout, self._turns, lease_ms, block, timeout_ms))
 
-    async def lease_many(self, count: int, lease_ms: int) -> list[Lease]:
-        """Lease up to ``count`` ready items, from the shards in rotation."""
+    @overload
+    async def lease_many(self, *, count: int, lease_ms: int) -> list[Lease]: ...
+    @overload
+    async def lease_many(self, count: int, lease_ms: int, /) -> list[Lease]: ...  # deprecated: by keyword
+    async def lease_many(
+        self, *args: int, count: int | None = None, lease_ms: int | None = None
+    ) -> list[Lease]:
+        """Lease up to ``count`` ready items, from the shards in rotation; both by keyword (by
+        position, deprecated)."""
+        count, lease_ms = validation.lease_many_arguments(args, count, lease_ms)
         return await self._run(plans.lease_many(self.layout, self._turns, count, lease_ms))
 
     async def renew(self, lease: Lease, lease_ms: int) -> bool:

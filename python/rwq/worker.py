@@ -15,6 +15,7 @@ with bounded exponential backoff until the worker is stopped.
 Graceful shutdown (:meth:`Worker.stop`, or SIGTERM/SIGINT inside
 :meth:`Worker.install_signal_handlers`): stop leasing at once, let running handlers finish
 for up to ``shutdown_grace_ms``, release the items of those still running, and return.
+:meth:`Worker.halt` (or a second signal) ends the grace period at once.
 """
 
 from __future__ import annotations
@@ -37,6 +38,7 @@ from typing import Final, Literal
 
 from .client import WorkQueue
 from .errors import InvalidArgument, InvalidType, LeaseLost, RedisFailure
+from .handlers import HandlerKind, refuse_awaitables, require_kind
 from .protocol import validation
 from .protocol.operations import FailOutcome, Lease, Outcome, RetryPolicy
 from .sharded import ShardedWorkQueue
@@ -53,6 +55,8 @@ DEFAULT_RETRY = RetryPolicy(jitter_pct=25)
 at most 10,000); between attempts 1 s, 2 s, 4 s, 8 s, each shortened by up to 25 % at random."""
 LEASE_MS: Final = "lease_ms"  # clean_interval_ms's default: one light clean per lease time
 CLEAN_JITTER = 0.25  # each pause between light cleans is the interval +-25 %, so workers spread out
+BURST_PAUSE_S = 0.05  # burst: a slot that found nothing looks again after this, while others work
+CHECK_S = 0.05  # how often a waiting thread checks for a stop (or the shutdown for a halt)
 
 _Settled = Literal["completed", "failed", "released", "lost"]
 EventKind = Literal["leased", "completed", "failed", "dead", "released", "lost"]
@@ -108,6 +112,7 @@ class _State(enum.Enum):
     SETTLING = "settling"  # the slot completes or releases the item
     ABANDONED = "abandoned"  # the grace period ended; shutdown released the item
     TIMED_OUT = "timed out"  # the handler ran past timeout_ms; the watchdog failed the item
+    WAITING = "waiting"  # leased again while its timed-out run still goes on; renewed, not started
 
 
 class _JobBase:
@@ -177,6 +182,7 @@ class _WorkerBase(abc.ABC):
         queue: object,
         queue_types: tuple[type, ...],
         handler: object,
+        kind: HandlerKind,
         on_error: object,
         concurrency: int,
         lease_ms: int,
@@ -189,12 +195,14 @@ class _WorkerBase(abc.ABC):
         timeout_ms: int | None,
         liveness_file: str | os.PathLike[str] | None,
         logger: logging.Logger | None,
+        burst: bool,
     ) -> None:
         if not isinstance(queue, queue_types):
             names = " or ".join(kind.__name__ for kind in queue_types)
             raise InvalidType(f"queue must be a {names}, not {type(queue).__name__}")
         if not callable(handler):
             raise InvalidType(f"handler must be callable, not {type(handler).__name__}")
+        require_kind(handler, kind, type(self).__name__)
         if on_error is not None and not callable(on_error):
             raise InvalidType(f"on_error must be callable or None, not {type(on_error).__name__}")
         if logger is not None and not isinstance(logger, logging.Logger):
@@ -225,10 +233,13 @@ class _WorkerBase(abc.ABC):
             else validation.duration_ms(clean_interval_ms, "clean_interval_ms")
         )
         self.shutdown_grace_ms = validation.duration_ms(shutdown_grace_ms, "shutdown_grace_ms", minimum=0)
+        self.burst = validation.flag(burst, "burst")
         self.logger = logger or LOGGER
         self._lock = threading.Lock()
+        self._idle = 0  # burst: slots whose last lease found nothing, until they look again
         self._stats = WorkerStats()
         self._fatal: BaseException | None = None
+        self.forced_by: signal.Signals | None = None  # the second signal that forced the stop
 
     @property
     def stats(self) -> WorkerStats:
@@ -258,6 +269,23 @@ class _WorkerBase(abc.ABC):
                 self.liveness_file.touch()
             except OSError as exc:
                 self.logger.warning("cannot touch the liveness file %s: %s", self.liveness_file, exc)
+
+    def _found_nothing(self) -> bool:
+        """Burst: a slot's lease found nothing. True, and the worker stops, once every slot has
+        found nothing and holds nothing: the queue is drained as far as this worker can see.
+        Otherwise the slot counts as idle until it calls :meth:`_resume`."""
+        with self._lock:
+            self._idle += 1
+            drained = self._idle == self.concurrency
+        if drained:
+            self.logger.info("burst: no item ready and none in hand; stopping")
+            self.stop()
+        return drained
+
+    def _resume(self) -> None:
+        """Burst: an idle slot looks for an item again."""
+        with self._lock:
+            self._idle -= 1
 
     def _past_timeout(self, job: _JobBase) -> bool:
         """Whether ``job`` has run longer than ``timeout_ms``."""
@@ -290,12 +318,18 @@ class _WorkerBase(abc.ABC):
     def stop(self) -> None:
         """Request a graceful shutdown."""
 
+    @abc.abstractmethod
+    def halt(self) -> None:
+        """Stop now: end the grace period at once and release the items of the running handlers."""
+
     @contextlib.contextmanager
     def install_signal_handlers(self) -> Iterator[None]:
         """Within the ``with`` block, SIGTERM and SIGINT call :meth:`stop`; main thread only.
 
-        The first signal also puts the previous handlers back, so a second one acts as before
-        (SIGINT: KeyboardInterrupt) and forces the exit. They are restored when the block ends.
+        A signal while the worker already stops (the second one) calls :meth:`halt`: the items
+        in hand are released at once, and ``forced_by`` names the signal. It also puts the
+        previous handlers back, so a third one acts as before. They are restored when the block
+        ends.
         """
         previous = {sig: signal.getsignal(sig) for sig in SIGNALS}
 
@@ -304,11 +338,15 @@ class _WorkerBase(abc.ABC):
                 signal.signal(sig, signal.SIG_DFL if handler is None else handler)
 
         def on_signal(signum: int, _frame: FrameType | None) -> None:
-            self.logger.warning(
-                "%s: stopping gracefully (send it again to force)", signal.Signals(signum).name
-            )
+            name = signal.Signals(signum).name
+            if not self._is_stopping():
+                self.logger.warning("%s: stopping gracefully (send it again to force)", name)
+                self.stop()
+                return
+            self.logger.warning("%s again: releasing the items in hand and stopping now", name)
+            self.forced_by = signal.Signals(signum)
             restore()
-            self.stop()
+            self.halt()
 
         for sig in SIGNALS:
             signal.signal(sig, on_signal)
@@ -344,17 +382,25 @@ class _WorkerBase(abc.ABC):
             self._emit(job, kind)
 
     def _emit(self, job: _JobBase, kind: EventKind) -> None:
-        """Tell ``on_event`` (if any) what happened to ``job``; its errors are logged, never raised."""
+        """Log a settled job at INFO (its fields as the record's extras), and tell ``on_event``
+        (if any) what happened to ``job``; its errors are logged, never raised."""
+        ended = kind != "leased"
+        duration_ms = round((time.monotonic() - job._started) * 1000) if ended else None
+        if ended and self.logger.isEnabledFor(logging.INFO):
+            fields = {
+                "queue": self.prefix,
+                "id": job.id,
+                "attempt": job.lease.attempt,
+                "duration_ms": duration_ms,
+                "outcome": kind,
+            }
+            self.logger.info(
+                "item %r %s in %d ms (attempt %d)", job.id, kind, duration_ms, job.lease.attempt, extra=fields
+            )
         if self.on_event is None:
             return
-        ended = kind != "leased"
         event = WorkerEvent(
-            kind,
-            self.prefix,
-            job.id,
-            job.lease.attempt,
-            round((time.monotonic() - job._started) * 1000) if ended else None,
-            job._error if ended else None,
+            kind, self.prefix, job.id, job.lease.attempt, duration_ms, job._error if ended else None
         )
         try:
             self.on_event(event)
@@ -386,13 +432,21 @@ class Worker(_WorkerBase):
     runs again within about 2.25 lease times plus ``poll_timeout_ms``; None: no cleaning). A
     BaseException that is not an Exception stops the worker and is re-raised by :meth:`run`, as
     are unexpected errors such as :class:`~rwq.errors.UnsupportedServer`. The Redis client's
-    ``socket_timeout``, if any, must exceed ``poll_timeout_ms``. A handler still running after
-    ``timeout_ms`` (None: no limit) has its item recorded as failed (``TimeoutError``) and
-    ``job.lost`` set; a thread cannot be killed, so its slot stays busy until it returns, and what
-    it returns is ignored. :meth:`health` (and ``liveness_file``, touched after each lease call
-    Redis answered) tell a probe the worker is alive. ``on_event`` gets a
-    :class:`WorkerEvent` for each lease and each settled item (``rwq.otel`` turns them into
-    OpenTelemetry metrics and spans).
+    ``socket_timeout``, if any, must exceed ``poll_timeout_ms``. :meth:`health` (and
+    ``liveness_file``, touched after each lease call Redis answered) tell a probe the worker is
+    alive. ``on_event`` gets a :class:`WorkerEvent` for each lease and each settled item
+    (``rwq.otel`` turns them into OpenTelemetry metrics and spans), and each settled item is
+    logged at INFO with ``queue``, ``id``, ``attempt``, ``duration_ms`` and ``outcome`` as the
+    record's extra fields. With ``burst``, the worker stops by itself once a lease finds nothing
+    while it holds nothing (items delayed for a later retry stay).
+
+    ``timeout_ms`` (None: no limit), for a sync handler, which a thread cannot stop: a handler
+    still running after ``timeout_ms`` has its item recorded as failed (``TimeoutError``, so it
+    is retried after the backoff) and ``job.lost`` set, which asks it to stop; its slot stays
+    busy until it returns, and what it returns is ignored. Until that run returns, this worker
+    never starts the item again: a slot that leases it holds it, lease renewed, and starts it
+    once the earlier run has returned (or gives it back at shutdown). Other workers may lease
+    the item meanwhile, so a handler that can outlive ``timeout_ms`` should check ``job.lost``.
     """
 
     def __init__(
@@ -412,11 +466,13 @@ class Worker(_WorkerBase):
         timeout_ms: int | None = None,
         liveness_file: str | os.PathLike[str] | None = None,
         logger: logging.Logger | None = None,
+        burst: bool = False,
     ) -> None:
         super().__init__(
             queue=queue,
             queue_types=(WorkQueue, ShardedWorkQueue),
             handler=handler,
+            kind="sync",
             on_error=on_error,
             concurrency=concurrency,
             lease_ms=lease_ms,
@@ -429,10 +485,13 @@ class Worker(_WorkerBase):
             timeout_ms=timeout_ms,
             liveness_file=liveness_file,
             logger=logger,
+            burst=burst,
         )
         self.queue = queue
-        self.handler = handler
+        self.handler = refuse_awaitables(handler)
         self.on_error = on_error
+        # ids whose timed-out run goes on: its thread, and an event set when it returns
+        self._late: dict[str, tuple[threading.Thread, threading.Event]] = {}
         self._held: dict[Job, threading.Thread] = {}  # running and settling jobs: the renewer's set
         self._stopping = threading.Event()  # no more leasing
         self._halt = threading.Event()  # the grace period is over
@@ -453,6 +512,13 @@ class Worker(_WorkerBase):
     def stop(self) -> None:
         """Request a graceful shutdown: stop leasing now; :meth:`run` then winds down and returns."""
         self._stopping.set()
+
+    def halt(self) -> None:
+        """Stop now: no more grace; the items of running handlers are released and :meth:`run`
+        returns once the slots that poll or settle are done (their threads, if still running a
+        handler, are left behind)."""
+        self._stopping.set()
+        self._halt.set()
 
     def run(self) -> None:
         """Work until stopped, then shut down gracefully; a worker runs once.
@@ -498,10 +564,13 @@ class Worker(_WorkerBase):
 
     def _shutdown(self, slots: list[threading.Thread], helpers: list[threading.Thread]) -> None:
         deadline = time.monotonic() + self.shutdown_grace_ms / 1000
-        for thread in slots:
-            thread.join(max(0.0, deadline - time.monotonic()))
+        for thread in slots:  # the grace period, cut short by halt()
+            while thread.is_alive() and not self._halt.is_set() and time.monotonic() < deadline:
+                thread.join(min(max(deadline - time.monotonic(), 0.0), CHECK_S))
         self._halt.set()
         busy = self._abandon()
+        with self._lock:  # a timed-out handler may never return: its thread is left behind too
+            busy |= {thread for thread, _ in self._late.values()}
         for thread in slots:
             if thread not in busy:  # polling or settling: both end promptly now
                 thread.join()
@@ -538,13 +607,12 @@ class Worker(_WorkerBase):
                 if self._stopping.is_set():
                     return
                 try:
-                    lease = self.queue.lease(self.lease_ms, block=True, timeout_ms=self.poll_timeout_ms)
+                    lease = self._poll()
                 except RedisFailure as exc:
                     delay = backoff.next_s()
                     self.logger.warning("lease failed (%s); retrying in %.2f s", exc, delay)
                     self._stopping.wait(delay)
                     continue
-                self._contacted()
                 backoff.reset()
                 if lease is None:
                     continue
@@ -555,8 +623,47 @@ class Worker(_WorkerBase):
                 return
             with self._lock:
                 self._held[job] = threading.current_thread()
+                late = self._late.get(job.id)
+                if late is not None:
+                    job._state = _State.WAITING
+            if late is not None and not self._wait_for_late(job, late[1]):
+                return
             self._emit(job, "leased")
             lease = self._work(job)
+            if job._state is _State.TIMED_OUT:  # its run is over at last: the id may start again
+                with self._lock:
+                    self._late.pop(job.id)[1].set()
+
+    def _poll(self) -> Lease | None:
+        """A slot's lease: blocking for up to ``poll_timeout_ms``; with ``burst``, non-blocking,
+        stopping the worker once every slot found nothing."""
+        if not self.burst:
+            lease = self.queue.lease(self.lease_ms, block=True, timeout_ms=self.poll_timeout_ms)
+            self._contacted()
+            return lease
+        lease = self.queue.lease(self.lease_ms)
+        self._contacted()
+        if lease is None and not self._found_nothing():
+            self._stopping.wait(BURST_PAUSE_S)
+            self._resume()
+        return lease
+
+    def _wait_for_late(self, job: Job, late: threading.Event) -> bool:
+        """Hold ``job`` (its lease renewed) until its timed-out earlier run in this worker ends,
+        so that an item never runs twice at once here; False if the worker stopped first (the item
+        was then given back)."""
+        self.logger.warning("item %r: leased again while its timed-out run goes on; waiting for it", job.id)
+        while not late.wait(CHECK_S):
+            if self._stopping.is_set():
+                with self._lock:
+                    del self._held[job]
+                    job._state = _State.SETTLING
+                self._settle(job, "released")
+                return False
+        with self._lock:
+            job._state = _State.RUNNING
+        job._started = time.monotonic()  # its timeout counts from its start
+        return True
 
     def _work(self, job: Job) -> Lease | None:
         """Run the handler and settle the item; the next item when the settle leased one."""
@@ -643,7 +750,9 @@ class Worker(_WorkerBase):
 
     def _watchdog(self) -> None:
         """Fail the items of handlers running past ``timeout_ms``. A thread cannot be killed: its
-        slot stays busy until the handler returns, and what it returns then is ignored."""
+        slot stays busy until the handler returns, and what it returns then is ignored; until
+        then the item's id is in ``_late``, so that no slot starts it again, and the shutdown
+        does not wait for that thread."""
         assert self.timeout_ms is not None
         limit_s = self.timeout_ms / 1000
         while not self._done.wait(min(limit_s / 10, 1.0)):
@@ -651,7 +760,8 @@ class Worker(_WorkerBase):
                 late = [job for job in self._held if job._state is _State.RUNNING and self._past_timeout(job)]
                 for job in late:
                     job._state = _State.TIMED_OUT  # its slot ignores what the handler returns
-                    del self._held[job]  # no more renewals
+                    thread = self._held.pop(job)  # no more renewals
+                    self._late[job.id] = (thread, threading.Event())  # not started again until it returns
                     job._failure = f"TimeoutError: the handler ran longer than {self.timeout_ms} ms"
                     job._error = "TimeoutError"
                     job.lost.set()

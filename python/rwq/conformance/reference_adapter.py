@@ -146,7 +146,9 @@ METHODS: dict[str, Callable[[Queue, dict[str, Any]], Json]] = {
     "lease": lambda q, p: _lease_json(
         q.lease(p["lease_ms"], block=p.get("block", False), timeout_ms=p.get("timeout_ms", 0))
     ),
-    "lease_many": lambda q, p: [_lease_json(lease) for lease in q.lease_many(p["count"], p["lease_ms"])],
+    "lease_many": lambda q, p: [
+        _lease_json(lease) for lease in q.lease_many(count=p["count"], lease_ms=p["lease_ms"])
+    ],
     "renew": lambda q, p: q.renew(_lease(p["lease"]), p["lease_ms"]),
     "renew_many": lambda q, p: q.renew_many([_lease(lease) for lease in p["leases"]], p["lease_ms"]),
     "complete": lambda q, p: q.complete(_target(p), require_lease=p.get("require_lease", False)),

@@ -292,7 +292,7 @@ def lease_many(layout: ShardLayout, turns: Rotation, count: int, lease_ms: int) 
     v.duration_ms(lease_ms, "lease_ms")
     leased: list[Lease] = []
     for shard in turns.turn():
-        leased += yield OnShard(shard, "lease_many", (count - len(leased), lease_ms))
+        leased += yield OnShard(shard, "lease_many", (), {"count": count - len(leased), "lease_ms": lease_ms})
         if len(leased) == count:
             break
     return leased
@@ -381,7 +381,9 @@ def complete_and_lease(
         for shard in order[1:]:
             if len(leased) == count:
                 break
-            leased += yield OnShard(shard, "lease_many", (count - len(leased), lease_ms))
+            leased += yield OnShard(
+                shard, "lease_many", (), {"count": count - len(leased), "lease_ms": lease_ms}
+            )
         return outcomes, leased
     outcomes = yield from complete_many(layout, items, require_lease)
     return outcomes, (yield from lease_many(layout, turns, count, lease_ms))

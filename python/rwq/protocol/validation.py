@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+import warnings
 from collections.abc import Iterable, Mapping
 from typing import Any
 
@@ -93,6 +94,25 @@ def duration_ms(value: object, name: str, *, minimum: int = 1) -> int:
 def batch_size(value: object, name: str) -> int:
     """Validate a per-call item count."""
     return integer(value, name, 1, MAX_BATCH)
+
+
+def lease_many_arguments(args: tuple[int, ...], count: int | None, lease_ms: int | None) -> tuple[int, int]:
+    """lease_many's ``count`` and ``lease_ms``, given by keyword. By position, ``(count, lease_ms)``
+    still works with a DeprecationWarning: ``lease(lease_ms)`` puts the lease time first, and a
+    swapped pair such as ``(500, 10)`` passed every check (500 items leased for 10 ms)."""
+    if args:
+        if len(args) != 2 or count is not None or lease_ms is not None:
+            raise InvalidType("lease_many takes count= and lease_ms= by keyword")
+        warnings.warn(
+            "lease_many(count, lease_ms) by position is deprecated (the order is easy to swap): "
+            "write lease_many(count=..., lease_ms=...)",
+            DeprecationWarning,
+            stacklevel=3,
+        )
+        count, lease_ms = args
+    if count is None or lease_ms is None:
+        raise InvalidType("lease_many needs count= and lease_ms=")
+    return count, lease_ms
 
 
 def integer(value: object, name: str, minimum: int, maximum: int, *, unit: str = "") -> int:
