@@ -3,9 +3,11 @@ is refused the same operations on queue ``jobs:high``, and is refused everything
 
 from __future__ import annotations
 
+import logging
 import re
 import shlex
 import threading
+import time
 import warnings
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -19,7 +21,7 @@ from click.testing import CliRunner
 from rwq import AsyncWorkQueue, RetryPolicy, Worker, WorkQueue
 from rwq.cli import cli
 from rwq.conformance.redis_server import RedisServer
-from rwq.errors import InvalidArgument, NotReplicated, RedisFailure
+from rwq.errors import InvalidArgument, NotReplicated, PolicyMissing, RedisFailure
 from rwq.protocol import acl
 from rwq.protocol.operations import Lease
 from rwq.protocol.scripts import registry
@@ -405,34 +407,67 @@ async def test_the_async_client_works_as_a_worker_on_its_queue_only(
         await client.aclose()
 
 
-def test_a_default_worker_runs_as_the_worker_role(
+def _work_one(users: dict[str, redis.Redis], **options: Any) -> Worker:
+    """Run a Worker as the worker role until it completed one item the producer added."""
+    WorkQueue(users["producer"], QUEUE).add("a", b"x")
+    done = threading.Event()
+    worker = Worker(WorkQueue(users["worker"], QUEUE), lambda job: done.set(), poll_timeout_ms=100, **options)
+    thread = threading.Thread(target=worker.run)
+    thread.start()
+    try:
+        assert done.wait(10)
+    finally:
+        worker.stop()
+        thread.join(30)
+    assert worker.stats.completed == 1
+    return worker
+
+
+def test_a_worker_role_without_a_policy_refuses_to_start(
     users: dict[str, redis.Redis], r: redis.Redis, caplog: pytest.LogCaptureFixture
 ) -> None:
-    """The worker role may not write the retry policy: a Worker whose default policy it cannot
-    store says so and works all the same; where an admin set one, it only reads it."""
+    """RWQ-WORKER-001: the worker role may only read the retry policy. A Worker that brings one,
+    on a queue that has none, refuses to start with one line naming the admin command, and
+    writes nothing; with retry=None it runs; where an admin set a policy, it reads it."""
+    WorkQueue(users["producer"], QUEUE).add("a", b"x")
+    before = {key: r.dump(key) for key in r.keys("*")}
+    worker = Worker(WorkQueue(users["worker"], QUEUE), lambda job: None, poll_timeout_ms=100)
+    with pytest.raises(PolicyMissing) as refusal:
+        worker.run()
+    message = str(refusal.value)
+    assert "\n" not in message
+    assert "rwq policy set --prefix jobs" in message
+    assert "RWQ-WORKER-001" in message
+    assert {key: r.dump(key) for key in r.keys("*")} == before
+    r.delete(f"{QUEUE}:item:a", f"{QUEUE}:queue")
 
-    def work_one() -> Worker:
-        WorkQueue(users["producer"], QUEUE).add("a", b"x")
-        done = threading.Event()
-        worker = Worker(WorkQueue(users["worker"], QUEUE), lambda job: done.set(), poll_timeout_ms=100)
-        thread = threading.Thread(target=worker.run)
-        thread.start()
-        try:
-            assert done.wait(10)
-        finally:
-            worker.stop()
-            thread.join(30)
-        assert worker.stats.completed == 1
-        return worker
-
-    work_one()
+    _work_one(users, retry=None)
     assert WorkQueue(r, QUEUE).retry_policy() is None
-    assert any("could not store the default retry policy" in rec.getMessage() for rec in caplog.records)
-    caplog.clear()
     WorkQueue(users["admin"], QUEUE).set_retry_policy(RetryPolicy(max_attempts=2))
-    work_one()
+    caplog.clear()
+    _work_one(users, retry=RetryPolicy(max_attempts=2))
     assert WorkQueue(r, QUEUE).retry_policy() == RetryPolicy(max_attempts=2)
-    assert not any("could not store" in rec.getMessage() for rec in caplog.records)
+    assert not [rec for rec in caplog.records if rec.levelno >= logging.WARNING]
+
+
+def test_a_worker_without_a_policy_never_loops_hot(users: dict[str, redis.Redis], r: redis.Redis) -> None:
+    """RWQ-WORKER-002: the worker role, no policy, retry=None, a handler that always raises: in
+    3 s it runs the item at most 4 times (the fallback delay is 1 s), not thousands."""
+    WorkQueue(users["producer"], QUEUE).add("a", b"x")
+    runs = []
+
+    def always_fails(job: Any) -> None:
+        runs.append(time.monotonic())
+        raise RuntimeError("boom")
+
+    worker = Worker(WorkQueue(users["worker"], QUEUE), always_fails, poll_timeout_ms=100, retry=None)
+    thread = threading.Thread(target=worker.run)
+    thread.start()
+    time.sleep(3)
+    worker.stop()
+    thread.join(30)
+    assert 2 <= len(runs) <= 4, runs
+    assert WorkQueue(r, QUEUE).retry_policy() is None
 
 
 def test_producers_and_workers_may_wait_for_replicas(users: dict[str, redis.Redis]) -> None:

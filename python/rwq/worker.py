@@ -187,8 +187,8 @@ class Job(_JobBase):
 
 
 def _no_permission(exc: RedisFailure) -> bool:
-    """Whether Redis refused the call for the user's ACL (NOPERM), not for a failure."""
-    return "NOPERM" in str(exc) or "NoPermissionError" in str(exc)
+    """Whether Redis refused the call for the user's ACL: NOPERM, or its words in a script error."""
+    return any(sign in str(exc) for sign in ("NOPERM", "no permissions", "can't run", "can't access"))
 
 
 class _Backoff:
