@@ -3,6 +3,8 @@ is refused the same operations on queue ``jobs:high``, and is refused everything
 
 from __future__ import annotations
 
+import dataclasses
+import json
 import logging
 import re
 import shlex
@@ -17,6 +19,7 @@ import pytest
 import redis
 import redis.asyncio as aioredis
 from click.testing import CliRunner
+from jsonschema import Draft202012Validator  # type: ignore[import-untyped,unused-ignore]
 
 from rwq import AsyncWorkQueue, RetryPolicy, Worker, WorkQueue
 from rwq.cli import cli
@@ -26,6 +29,7 @@ from rwq.protocol import acl
 from rwq.protocol.operations import Lease
 from rwq.protocol.scripts import registry
 from rwq.sharded import ShardedWorkQueue
+from rwq.worker import DEFAULT_RETRY
 
 SPEC = Path(__file__).resolve().parents[1] / "SPEC.md"
 LUA = Path(__file__).resolve().parents[1] / "lua"
@@ -574,3 +578,47 @@ def test_sharded_roles_name_every_shard_and_nothing_more(r: redis.Redis) -> None
         result = CliRunner().invoke(cli, ["acl", "worker", *bad])
         assert result.exit_code == 1
         assert "INVALID_ARGUMENT" in result.output
+
+
+def test_rwq_policy_is_the_admins_job(
+    users: dict[str, redis.Redis], r: redis.Redis, redis_server: RedisServer
+) -> None:
+    """rwq policy set|show|clear as the admin role; the worker role may show it but not set or
+    clear it, and its refused call writes nothing. The JSON follows the cli-output schema."""
+    schema = json.loads(
+        (Path(__file__).resolve().parents[1] / "schemas" / "cli-output.schema.json").read_text()
+    )
+    validator = Draft202012Validator(schema)
+
+    def rwq_policy(role: str, *args: str) -> Any:
+        url = f"redis://{QUEUE}-{role}:{PASSWORD}@127.0.0.1:{redis_server.port}/0"
+        return CliRunner().invoke(cli, ["policy", *args, "--url", url, "--prefix", QUEUE])
+
+    shown = rwq_policy("admin", "show", "--json")
+    assert shown.exit_code == 0, shown.output
+    assert json.loads(shown.output) == {"command": "policy show", "prefix": QUEUE, "policy": None}
+    stored = rwq_policy("admin", "set", "--max-attempts", "2", "--backoff", "fixed", "--json")
+    assert stored.exit_code == 0, stored.output
+    validator.validate(json.loads(stored.output))
+    expected = dataclasses.replace(DEFAULT_RETRY, max_attempts=2, backoff="fixed")
+    assert WorkQueue(r, QUEUE).retry_policy() == expected
+    for role in ("admin", "worker", "operator"):
+        shown = rwq_policy(role, "show", "--json")
+        assert shown.exit_code == 0, (role, shown.output)
+        document = json.loads(shown.output)
+        validator.validate(document)
+        assert document["policy"] == dataclasses.asdict(expected)
+    assert "max_attempts" in rwq_policy("worker", "show").output
+    before = r.dump(f"{QUEUE}:policy")
+    for args in (("set", "--max-attempts", "9"), ("clear",)):
+        refused_call = rwq_policy("worker", *args)
+        assert refused_call.exit_code == 1, refused_call.output
+        assert refused(Exception(refused_call.output)), refused_call.output
+        assert r.dump(f"{QUEUE}:policy") == before
+    bad = rwq_policy("admin", "set", "--jitter-pct", "101")
+    assert bad.exit_code == 2, bad.output
+    assert r.dump(f"{QUEUE}:policy") == before
+    cleared = rwq_policy("admin", "clear", "--json")
+    assert cleared.exit_code == 0, cleared.output
+    validator.validate(json.loads(cleared.output))
+    assert WorkQueue(r, QUEUE).retry_policy() is None
