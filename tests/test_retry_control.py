@@ -335,3 +335,18 @@ async def test_the_async_worker_steers_retries_and_refunds_at_shutdown(
     assert bad is not None
     assert bad.detail.endswith("rwq.errors.NonRetryable: no\n")
     assert await ar.hget(f"{aqueue.prefix}:attempts", "long") is None
+
+
+def test_the_options_work_with_declared_keys(r: redis.Redis, prefix: str) -> None:
+    """Profile declared-keys: release's refund and fail's options touch only declared keys."""
+    queue = WorkQueue(r, prefix, declared_keys=True)
+    queue.set_retry_policy(POLICY)
+    held = leased(queue)
+    assert queue.release(held, refund_attempt=True)
+    again = queue.lease(30_000)
+    assert again is not None
+    assert again.attempt == 1
+    assert queue.fail(again, "no", dead=True, detail="tb").outcome is FailOutcome.DEAD
+    item = queue.dead_item("a")
+    assert item is not None
+    assert item.detail == "tb"
