@@ -21,7 +21,7 @@ import redis.asyncio as aioredis
 from click.testing import CliRunner
 from jsonschema import Draft202012Validator  # type: ignore[import-untyped,unused-ignore]
 
-from rwq import AsyncWorkQueue, RetryPolicy, Worker, WorkQueue
+from rwq import AsyncJob, AsyncWorker, AsyncWorkQueue, RetryPolicy, Worker, WorkQueue
 from rwq.cli import cli
 from rwq.conformance.redis_server import RedisServer
 from rwq.errors import InvalidArgument, NotReplicated, PolicyMissing, RedisFailure
@@ -452,6 +452,26 @@ def test_a_worker_role_without_a_policy_refuses_to_start(
     _work_one(users, retry=RetryPolicy(max_attempts=2))
     assert WorkQueue(r, QUEUE).retry_policy() == RetryPolicy(max_attempts=2)
     assert not [rec for rec in caplog.records if rec.levelno >= logging.WARNING]
+
+
+async def test_an_async_worker_role_without_a_policy_refuses_to_start(
+    users: dict[str, redis.Redis], r: redis.Redis, redis_server: RedisServer
+) -> None:
+    """RWQ-WORKER-001 for AsyncWorker: the same one line, nothing written."""
+    client = aioredis.Redis(
+        host="127.0.0.1", port=redis_server.port, username=f"{QUEUE}-worker", password=PASSWORD
+    )
+
+    async def handler(job: AsyncJob) -> None:
+        pass
+
+    try:
+        worker = AsyncWorker(AsyncWorkQueue(client, QUEUE), handler, poll_timeout_ms=100)
+        with pytest.raises(PolicyMissing, match="rwq policy set --prefix jobs"):
+            await worker.run()
+    finally:
+        await client.aclose()
+    assert r.keys("*") == []
 
 
 def test_a_worker_without_a_policy_never_loops_hot(users: dict[str, redis.Redis], r: redis.Redis) -> None:

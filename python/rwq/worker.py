@@ -703,7 +703,7 @@ class Worker(_WorkerBase):
                 elif outcome == "failed":
                     failed = self.queue.fail(job.lease, job._failure, **self._fail_options(job)).outcome
                     done, job._dead = failed is not FailOutcome.GONE, failed is FailOutcome.DEAD
-                else:  # never run, or stopped: not an attempt (RWQ-WORKER-004)
+                else:  # never run: not an attempt (RWQ-WORKER-004)
                     done = self.queue.release(job.lease, refund_attempt=True)
             except LeaseLost:
                 done = False
