@@ -2,7 +2,9 @@
 -- Records a failed attempt by the lease holder. With attempts left the item is retried after
 -- the queue's backoff (in <P>:delayed, or at once when the backoff is 0); when its attempts are
 -- used up (attempts >= max_attempts of <P>:policy) it is dead-lettered with the reason.
--- Without a retry policy, fail gives the item back at once, like release.
+-- Without a retry policy, fail gives the item back at once, like release, or after the
+-- caller's fallback delay. The caller may instead ask for a given delay (the attempt limit still
+-- holds) or for the dead-letter set now (a failure no retry can fix).
 -- KEYS[1]  <P>:queue
 -- KEYS[2]  <P>:processing
 -- DECLARED <P>:in_flight <P>:policy <P>:attempts <P>:dead <P>:dead:data <P>:dead:info <P>:delayed <P>:delayed:data   (profile declared-keys, SPEC §20)
@@ -10,6 +12,12 @@
 -- ARGV[2]  token        the caller's lease token, 1..128 bytes
 -- ARGV[3]  reason       0..1024 bytes, kept with a dead item
 -- ARGV[4]  random       integer 0..999999, uniform, chosen by the client (drives the jitter)
+-- ARGV[5..7] optional, all three or none (none: "backoff", 0, ""):
+-- ARGV[5]  how          "backoff": retry after the policy's delay, or without a policy after
+--                       delay_ms (RWQ-RETRY-019); "delay": retry after exactly delay_ms
+--                       (RWQ-RETRY-017); "dead": dead-letter now (RWQ-RETRY-016)
+-- ARGV[6]  delay_ms     integer 0..31536000000; 0 with "dead"
+-- ARGV[7]  detail       0..8192 bytes, kept with a dead item apart from its reason (RWQ-RETRY-018)
 -- Reply    [1, delay_ms] retry scheduled (delay 0: queued at once); [2, 0] dead-lettered;
 --          [0, 0] the item no longer exists (its lease keys and a processing entry were cleared);
 --          [-1, 0] the item exists and the caller does not hold its lease (nothing changed)
@@ -18,6 +26,7 @@
 --          LREM <P>:processing -1 <id>; then LPUSH <P>:queue <id>, or move
 --          the payload to <P>:delayed:data and ZADD <P>:delayed due <id>, or move the payload to
 --          <P>:dead:data, ZADD <P>:dead now <id>, HSET <P>:dead:info <id> {reason, attempts}
+--          (and detail, when not empty)
 --          and HDEL <P>:attempts <id>
 -- Cost     1 round trip; O(log d), plus for a lease not flat the LREM's walk of processing
 local queue, processing = KEYS[1] or '', KEYS[2]
@@ -54,11 +63,17 @@ end
 -- rwq:declared-keys end
 local id, token, reason = ARGV[1], ARGV[2], ARGV[3]
 local random = string.match(ARGV[4] or '', '^%d+$') and tonumber(ARGV[4])
-if #ARGV ~= 4 then return redis.error_reply('RWQ_INVALID_ARGUMENT expected id, token, reason, random') end
+if #ARGV ~= 4 and #ARGV ~= 7 then return redis.error_reply('RWQ_INVALID_ARGUMENT expected id, token, reason, random, and optionally how, delay_ms, detail') end
+local how, detail = ARGV[5] or 'backoff', ARGV[7] or ''
+local asked = string.match(ARGV[6] or '0', '^%d+$') and tonumber(ARGV[6] or '0')
 if #id == 0 or #id > 512 then return redis.error_reply('RWQ_INVALID_ARGUMENT id must be 1..512 bytes') end
 if #token == 0 or #token > 128 then return redis.error_reply('RWQ_INVALID_ARGUMENT token must be 1..128 bytes') end
 if #reason > 1024 then return redis.error_reply('RWQ_INVALID_ARGUMENT reason must be at most 1024 bytes') end
 if not random or random > 999999 then return redis.error_reply('RWQ_INVALID_ARGUMENT random must be an integer in 0..999999') end
+if how ~= 'backoff' and how ~= 'delay' and how ~= 'dead' then return redis.error_reply('RWQ_INVALID_ARGUMENT how must be backoff, delay or dead') end
+if not asked or asked > 31536000000 then return redis.error_reply('RWQ_INVALID_ARGUMENT delay_ms must be an integer in 0..31536000000') end
+if how == 'dead' and asked ~= 0 then return redis.error_reply('RWQ_INVALID_ARGUMENT delay_ms must be 0 with dead') end
+if #detail > 8192 then return redis.error_reply('RWQ_INVALID_ARGUMENT detail must be at most 8192 bytes') end
 if declared and not declared[id] then return redis.error_reply('RWQ_INVALID_ARGUMENT the keys of every id the call names must be declared (profile declared-keys)') end
 
 local lease_key, item_key = prefix .. 'lease:' .. id, prefix .. 'item:' .. id
@@ -92,17 +107,22 @@ local flat = redis.call('HGETALL', prefix .. 'policy')
 for i = 1, #flat, 2 do policy[flat[i]] = flat[i + 1] end
 local attempts = stored_int(redis.call('HGET', prefix .. 'attempts', id))
 local max_attempts = stored_int(policy.max_attempts)
-local dead = max_attempts > 0 and attempts >= max_attempts
-local delay = math.min(stored_int(policy.base_ms), 31536000000)
-if policy.backoff == 'exponential' then
-  -- 2^40 keeps the product finite (no inf or NaN) and is past any cap.
-  delay = delay * 2 ^ math.min(math.max(attempts - 1, 0), 40)
-  local cap = stored_int(policy.cap_ms)
-  if cap > 0 and delay > cap then delay = cap end
+local dead = how == 'dead' or (max_attempts > 0 and attempts >= max_attempts)
+local delay = asked
+if how == 'backoff' and next(policy) then
+  delay = math.min(stored_int(policy.base_ms), 31536000000)
+  if policy.backoff == 'exponential' then
+    -- 2^40 keeps the product finite (no inf or NaN) and is past any cap.
+    delay = delay * 2 ^ math.min(math.max(attempts - 1, 0), 40)
+    local cap = stored_int(policy.cap_ms)
+    if cap > 0 and delay > cap then delay = cap end
+  end
+  delay = math.min(delay, 31536000000)
+  delay = delay - math.floor(delay * math.min(stored_int(policy.jitter_pct), 100) * random / 100000000)
 end
-delay = math.min(delay, 31536000000)
-delay = delay - math.floor(delay * math.min(stored_int(policy.jitter_pct), 100) * random / 100000000)
-local info = cjson.encode({reason = reason, attempts = attempts})
+local info = {reason = reason, attempts = attempts}
+if #detail > 0 then info.detail = detail end
+info = cjson.encode(info)
 
 redis.call('DEL', lease_key, prefix .. 'leased_by_session:' .. id)
 if redis.call('ZREM', prefix .. 'in_flight', id) == 0 then redis.call('LREM', processing, -1, id) end

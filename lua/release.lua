@@ -1,12 +1,13 @@
 -- rwq script: release                              RWQ/1 core, SPEC "release"
 -- Gives leased items back: each goes to the back of the queue at once, as a new item would, or,
--- with delay_ms > 0 (profile delay), to <P>:delayed until due.
+-- with delay_ms > 0 (profile delay), to <P>:delayed until due. With the leading word "refund"
+-- (profile retry), the attempt its lease counted is given back (RWQ-RETRY-020).
 -- KEYS[1]  <P>:queue
 -- KEYS[2]  <P>:processing
--- DECLARED <P>:in_flight <P>:delayed <P>:delayed:data   (profile declared-keys, SPEC §20)
--- ARGV[1]  delay_ms     integer, 0..31536000000
--- ARGV     id_1, token_1, ..., id_n, token_n from ARGV[2]   1 <= n <= 1000; id 1..512 bytes,
---          token 1..128 bytes
+-- DECLARED <P>:in_flight <P>:delayed <P>:delayed:data <P>:policy <P>:attempts   (profile declared-keys, SPEC §20)
+-- ARGV     optional first the word "refund"; then (from ARGV[1], or ARGV[2] after "refund"):
+--          delay_ms     integer, 0..31536000000
+--          id_1, token_1, ..., id_n, token_n   1 <= n <= 1000; id 1..512 bytes, token 1..128 bytes
 -- Reply    array of n integers: 1 = released, 0 = the item no longer exists (someone completed
 --          it; its lease keys and a processing entry were cleared), -1 = the item exists and the
 --          caller does not hold its lease (untouched)
@@ -14,9 +15,11 @@
 -- Effects  DEL <P>:lease:<id> and <P>:leased_by_session:<id>; ZREM <P>:in_flight <id>, and when
 --          it was not there LREM <P>:processing -1 <id>; when
 --          the item still exists: LPUSH <P>:queue <id>, or with a delay, move the payload from
---          <P>:item:<id> to <P>:delayed:data and ZADD <P>:delayed (now + delay_ms) <id>
+--          <P>:item:<id> to <P>:delayed:data and ZADD <P>:delayed (now + delay_ms) <id>;
+--          with "refund" and while <P>:policy exists, for each item released, HSET
+--          <P>:attempts <id> (n - 1) when its count n is at least 2, HDEL it when n is 1
 -- Cost     1 round trip; O(log n) per flat lease (profile flat), else O(position from the
---          oldest end of processing)
+--          oldest end of processing); "refund" adds 3 commands per call and 2 per item
 local queue, processing = KEYS[1] or '', KEYS[2]
 local prefix = string.sub(queue, 1, -6)
 if #KEYS < 2 or string.sub(queue, -6) ~= ':queue' or processing ~= prefix .. 'processing' then
@@ -27,7 +30,7 @@ end
 -- key the script touches. The next KEYS are the header's DECLARED keys, in that order, then
 -- one triple <P>:item:<id>, <P>:lease:<id>, <P>:leased_by_session:<id> per id whose keys the
 -- call may touch. `declared[id]` is true for those ids; `declared` is nil when the profile is off.
-local declared_names = {'in_flight', 'delayed', 'delayed:data'}
+local declared_names = {'in_flight', 'delayed', 'delayed:data', 'policy', 'attempts'}
 local declared
 if #KEYS > 2 then
   declared = {}
@@ -49,14 +52,16 @@ if #KEYS > 2 then
   end
 end
 -- rwq:declared-keys end
-for i = 2, declared and #ARGV or 0, 2 do
+local refund = ARGV[1] == 'refund'
+local first = refund and 2 or 1  -- the index of delay_ms; the pairs follow it
+for i = first + 1, declared and #ARGV or 0, 2 do
   if not declared[ARGV[i]] then return redis.error_reply('RWQ_INVALID_ARGUMENT the keys of every id the call names must be declared (profile declared-keys)') end
 end
-local delay_ms = string.match(ARGV[1] or '', '^%d+$') and tonumber(ARGV[1])
+local delay_ms = string.match(ARGV[first] or '', '^%d+$') and tonumber(ARGV[first])
 if not delay_ms or delay_ms > 31536000000 then return redis.error_reply('RWQ_INVALID_ARGUMENT delay_ms must be an integer in 0..31536000000') end
-local n = (#ARGV - 1) / 2
-if n < 1 or n > 1000 or #ARGV % 2 ~= 1 then return redis.error_reply('RWQ_INVALID_ARGUMENT expected 1..1000 id/token pairs') end
-for i = 2, #ARGV, 2 do
+local n = (#ARGV - first) / 2
+if n < 1 or n > 1000 or (#ARGV - first) % 2 ~= 0 then return redis.error_reply('RWQ_INVALID_ARGUMENT expected 1..1000 id/token pairs') end
+for i = first + 1, #ARGV, 2 do
   if #ARGV[i] == 0 or #ARGV[i] > 512 then return redis.error_reply('RWQ_INVALID_ARGUMENT id must be 1..512 bytes') end
   if #ARGV[i + 1] == 0 or #ARGV[i + 1] > 128 then return redis.error_reply('RWQ_INVALID_ARGUMENT token must be 1..128 bytes') end
 end
@@ -74,7 +79,8 @@ end
 local in_flight = prefix .. 'in_flight'
 local bad = mistyped('list', queue, processing) or mistyped('zset', in_flight)
   or (delay_ms > 0 and (mistyped('zset', prefix_delayed) or mistyped('hash', prefix_delayed .. ':data')))
-for i = 2, #ARGV, 2 do
+  or (refund and mistyped('hash', prefix .. 'policy', prefix .. 'attempts'))
+for i = first + 1, #ARGV, 2 do
   local id = ARGV[i]
   bad = bad or mistyped('string', prefix .. 'item:' .. id, prefix .. 'lease:' .. id, prefix .. 'leased_by_session:' .. id)
 end
@@ -85,8 +91,10 @@ if delay_ms > 0 then
   local t = redis.call('TIME')
   due = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000) + delay_ms
 end
+-- Attempts are counted at lease only while a policy exists (RWQ-RETRY-002): only then refunded.
+local attempts = refund and redis.call('EXISTS', prefix .. 'policy') == 1 and prefix .. 'attempts'
 local result = {}
-for i = 2, #ARGV, 2 do
+for i = first + 1, #ARGV, 2 do
   local id, lease_key = ARGV[i], prefix .. 'lease:' .. ARGV[i]
   local item_key = prefix .. 'item:' .. id
   local exists = redis.call('EXISTS', item_key) == 1
@@ -96,6 +104,15 @@ for i = 2, #ARGV, 2 do
     -- Held, or the item is gone (completed meanwhile): its lease keys and entry are garbage.
     redis.call('DEL', lease_key, prefix .. 'leased_by_session:' .. id)
     if redis.call('ZREM', in_flight, id) == 0 then redis.call('LREM', processing, -1, id) end
+    if attempts and exists then
+      -- A count stored by any client: only a positive integer is refunded, never below 0.
+      local count = tonumber(string.match(redis.call('HGET', attempts, id) or '', '^%d+$') or '0')
+      if count == 1 then
+        redis.call('HDEL', attempts, id)
+      elseif count > 1 and count <= 1e15 then
+        redis.call('HSET', attempts, id, string.format('%d', count - 1))
+      end
+    end
     if not exists then
       result[#result + 1] = 0
     elseif due then

@@ -3,9 +3,13 @@ is refused the same operations on queue ``jobs:high``, and is refused everything
 
 from __future__ import annotations
 
+import dataclasses
+import json
+import logging
 import re
 import shlex
 import threading
+import time
 import warnings
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -15,15 +19,17 @@ import pytest
 import redis
 import redis.asyncio as aioredis
 from click.testing import CliRunner
+from jsonschema import Draft202012Validator  # type: ignore[import-untyped,unused-ignore]
 
-from rwq import AsyncWorkQueue, RetryPolicy, Worker, WorkQueue
+from rwq import AsyncJob, AsyncWorker, AsyncWorkQueue, RetryPolicy, Worker, WorkQueue
 from rwq.cli import cli
 from rwq.conformance.redis_server import RedisServer
-from rwq.errors import InvalidArgument, NotReplicated, RedisFailure
+from rwq.errors import InvalidArgument, NotReplicated, PolicyMissing, RedisFailure
 from rwq.protocol import acl
 from rwq.protocol.operations import Lease
 from rwq.protocol.scripts import registry
 from rwq.sharded import ShardedWorkQueue
+from rwq.worker import DEFAULT_RETRY
 
 SPEC = Path(__file__).resolve().parents[1] / "SPEC.md"
 LUA = Path(__file__).resolve().parents[1] / "lua"
@@ -405,34 +411,87 @@ async def test_the_async_client_works_as_a_worker_on_its_queue_only(
         await client.aclose()
 
 
-def test_a_default_worker_runs_as_the_worker_role(
+def _work_one(users: dict[str, redis.Redis], **options: Any) -> Worker:
+    """Run a Worker as the worker role until it completed one item the producer added."""
+    WorkQueue(users["producer"], QUEUE).add("a", b"x")
+    done = threading.Event()
+    worker = Worker(WorkQueue(users["worker"], QUEUE), lambda job: done.set(), poll_timeout_ms=100, **options)
+    thread = threading.Thread(target=worker.run)
+    thread.start()
+    try:
+        assert done.wait(10)
+    finally:
+        worker.stop()
+        thread.join(30)
+    assert worker.stats.completed == 1
+    return worker
+
+
+def test_a_worker_role_without_a_policy_refuses_to_start(
     users: dict[str, redis.Redis], r: redis.Redis, caplog: pytest.LogCaptureFixture
 ) -> None:
-    """The worker role may not write the retry policy: a Worker whose default policy it cannot
-    store says so and works all the same; where an admin set one, it only reads it."""
+    """RWQ-WORKER-001: the worker role may only read the retry policy. A Worker that brings one,
+    on a queue that has none, refuses to start with one line naming the admin command, and
+    writes nothing; with retry=None it runs; where an admin set a policy, it reads it."""
+    WorkQueue(users["producer"], QUEUE).add("a", b"x")
+    before = {key: r.dump(key) for key in r.keys("*")}
+    worker = Worker(WorkQueue(users["worker"], QUEUE), lambda job: None, poll_timeout_ms=100)
+    with pytest.raises(PolicyMissing) as refusal:
+        worker.run()
+    message = str(refusal.value)
+    assert "\n" not in message
+    assert "rwq policy set --prefix jobs" in message
+    assert "RWQ-WORKER-001" in message
+    assert {key: r.dump(key) for key in r.keys("*")} == before
+    r.delete(f"{QUEUE}:item:a", f"{QUEUE}:queue")
 
-    def work_one() -> Worker:
-        WorkQueue(users["producer"], QUEUE).add("a", b"x")
-        done = threading.Event()
-        worker = Worker(WorkQueue(users["worker"], QUEUE), lambda job: done.set(), poll_timeout_ms=100)
-        thread = threading.Thread(target=worker.run)
-        thread.start()
-        try:
-            assert done.wait(10)
-        finally:
-            worker.stop()
-            thread.join(30)
-        assert worker.stats.completed == 1
-        return worker
-
-    work_one()
+    _work_one(users, retry=None)
     assert WorkQueue(r, QUEUE).retry_policy() is None
-    assert any("could not store the default retry policy" in rec.getMessage() for rec in caplog.records)
-    caplog.clear()
     WorkQueue(users["admin"], QUEUE).set_retry_policy(RetryPolicy(max_attempts=2))
-    work_one()
+    caplog.clear()
+    _work_one(users, retry=RetryPolicy(max_attempts=2))
     assert WorkQueue(r, QUEUE).retry_policy() == RetryPolicy(max_attempts=2)
-    assert not any("could not store" in rec.getMessage() for rec in caplog.records)
+    assert not [rec for rec in caplog.records if rec.levelno >= logging.WARNING]
+
+
+async def test_an_async_worker_role_without_a_policy_refuses_to_start(
+    users: dict[str, redis.Redis], r: redis.Redis, redis_server: RedisServer
+) -> None:
+    """RWQ-WORKER-001 for AsyncWorker: the same one line, nothing written."""
+    client = aioredis.Redis(
+        host="127.0.0.1", port=redis_server.port, username=f"{QUEUE}-worker", password=PASSWORD
+    )
+
+    async def handler(job: AsyncJob) -> None:
+        pass
+
+    try:
+        worker = AsyncWorker(AsyncWorkQueue(client, QUEUE), handler, poll_timeout_ms=100)
+        with pytest.raises(PolicyMissing, match="rwq policy set --prefix jobs"):
+            await worker.run()
+    finally:
+        await client.aclose()
+    assert r.keys("*") == []
+
+
+def test_a_worker_without_a_policy_never_loops_hot(users: dict[str, redis.Redis], r: redis.Redis) -> None:
+    """RWQ-WORKER-002: the worker role, no policy, retry=None, a handler that always raises: in
+    3 s it runs the item at most 4 times (the fallback delay is 1 s), not thousands."""
+    WorkQueue(users["producer"], QUEUE).add("a", b"x")
+    runs = []
+
+    def always_fails(job: Any) -> None:
+        runs.append(time.monotonic())
+        raise RuntimeError("boom")
+
+    worker = Worker(WorkQueue(users["worker"], QUEUE), always_fails, poll_timeout_ms=100, retry=None)
+    thread = threading.Thread(target=worker.run)
+    thread.start()
+    time.sleep(3)
+    worker.stop()
+    thread.join(30)
+    assert 2 <= len(runs) <= 4, runs
+    assert WorkQueue(r, QUEUE).retry_policy() is None
 
 
 def test_producers_and_workers_may_wait_for_replicas(users: dict[str, redis.Redis]) -> None:
@@ -539,3 +598,47 @@ def test_sharded_roles_name_every_shard_and_nothing_more(r: redis.Redis) -> None
         result = CliRunner().invoke(cli, ["acl", "worker", *bad])
         assert result.exit_code == 1
         assert "INVALID_ARGUMENT" in result.output
+
+
+def test_rwq_policy_is_the_admins_job(
+    users: dict[str, redis.Redis], r: redis.Redis, redis_server: RedisServer
+) -> None:
+    """rwq policy set|show|clear as the admin role; the worker role may show it but not set or
+    clear it, and its refused call writes nothing. The JSON follows the cli-output schema."""
+    schema = json.loads(
+        (Path(__file__).resolve().parents[1] / "schemas" / "cli-output.schema.json").read_text()
+    )
+    validator = Draft202012Validator(schema)
+
+    def rwq_policy(role: str, *args: str) -> Any:
+        url = f"redis://{QUEUE}-{role}:{PASSWORD}@127.0.0.1:{redis_server.port}/0"
+        return CliRunner().invoke(cli, ["policy", *args, "--url", url, "--prefix", QUEUE])
+
+    shown = rwq_policy("admin", "show", "--json")
+    assert shown.exit_code == 0, shown.output
+    assert json.loads(shown.output) == {"command": "policy show", "prefix": QUEUE, "policy": None}
+    stored = rwq_policy("admin", "set", "--max-attempts", "2", "--backoff", "fixed", "--json")
+    assert stored.exit_code == 0, stored.output
+    validator.validate(json.loads(stored.output))
+    expected = dataclasses.replace(DEFAULT_RETRY, max_attempts=2, backoff="fixed")
+    assert WorkQueue(r, QUEUE).retry_policy() == expected
+    for role in ("admin", "worker", "operator"):
+        shown = rwq_policy(role, "show", "--json")
+        assert shown.exit_code == 0, (role, shown.output)
+        document = json.loads(shown.output)
+        validator.validate(document)
+        assert document["policy"] == dataclasses.asdict(expected)
+    assert "max_attempts" in rwq_policy("worker", "show").output
+    before = r.dump(f"{QUEUE}:policy")
+    for args in (("set", "--max-attempts", "9"), ("clear",)):
+        refused_call = rwq_policy("worker", *args)
+        assert refused_call.exit_code == 1, refused_call.output
+        assert refused(Exception(refused_call.output)), refused_call.output
+        assert r.dump(f"{QUEUE}:policy") == before
+    bad = rwq_policy("admin", "set", "--jitter-pct", "101")
+    assert bad.exit_code == 2, bad.output
+    assert r.dump(f"{QUEUE}:policy") == before
+    cleared = rwq_policy("admin", "clear", "--json")
+    assert cleared.exit_code == 0, cleared.output
+    validator.validate(json.loads(cleared.output))
+    assert WorkQueue(r, QUEUE).retry_policy() is None

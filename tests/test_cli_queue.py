@@ -79,6 +79,7 @@ def test_stats_clean_and_the_dead_letter_set(
     assert reasons == [("b", "lease expired"), ("a", "boom")]
     shown = rwq(redis_server, "dead", "show", "--prefix", p, "b")
     assert shown["item"]["data_base64"] == "AEI="
+    assert shown["item"]["detail"] == ""
     assert rwq(redis_server, "dead", "requeue", "--prefix", p, "a", "zz")["results"] == [
         {"id": "a", "done": True},
         {"id": "zz", "done": False},
@@ -86,6 +87,22 @@ def test_stats_clean_and_the_dead_letter_set(
     assert rwq(redis_server, "dead", "purge", "--prefix", p, "b")["results"] == [{"id": "b", "done": True}]
     assert queue.counts().queued == 1
     assert queue.counts().dead == 0
+
+
+def test_dead_show_prints_the_detail_line_by_line(queue: WorkQueue, redis_server: RedisServer) -> None:
+    """A dead item's detail (the handler's traceback, RWQ-RETRY-018) in JSON and in the table."""
+    queue.add("a", b"A")
+    held = queue.lease(60_000)
+    assert held is not None
+    detail = 'Traceback (most recent call last):\n  File "job.py", line 3\nValueError: x\n'
+    queue.fail(held, "ValueError: x", dead=True, detail=detail)
+    assert rwq(redis_server, "dead", "show", "--prefix", queue.prefix, "a")["item"]["detail"] == detail
+    assert rwq(redis_server, "dead", "list", "--prefix", queue.prefix)["items"][0]["detail"] == detail
+    table = CliRunner().invoke(
+        cli, ["dead", "show", "--prefix", queue.prefix, "a", "--url", redis_server.url]
+    )
+    assert "Traceback (most recent call last):" in table.output
+    assert "ValueError: x" in table.output
 
 
 def test_operator_commands_on_a_sharded_queue(r: redis.Redis, redis_server: RedisServer) -> None:
@@ -141,7 +158,8 @@ def _dead_with(r: redis.Redis, prefix: str, item_id: str, reason: str, data: byt
     """A dead item written with raw commands, as any client may have left it."""
     r.zadd(f"{prefix}:dead", {item_id: 1_700_000_000_000})
     r.hset(f"{prefix}:dead:data", item_id, data)
-    r.hset(f"{prefix}:dead:info", item_id, json.dumps({"reason": reason, "attempts": 3}))
+    info = {"reason": reason, "attempts": 3, "detail": f"frames:\n{reason}\n"}
+    r.hset(f"{prefix}:dead:info", item_id, json.dumps(info))
 
 
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
@@ -164,6 +182,7 @@ def test_dead_items_print_as_inert_text(
         Draft202012Validator(SCHEMA).validate(document)
         shown_item = document["item"] if "item" in document else document["items"][0]
         assert (shown_item["id"], shown_item["reason"]) == (item_id, reason)  # JSON keeps the data exact
+        assert shown_item["detail"] == f"frames:\n{reason}\n"
 
 
 def test_a_pipe_gets_no_terminal_codes(redis_server: RedisServer, r: redis.Redis) -> None:

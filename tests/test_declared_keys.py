@@ -182,12 +182,12 @@ def every_operation(queue: WorkQueue) -> Iterator[str]:
     assert queue.renew(held, 60_000) is True
     _outcomes, more = queue.complete_and_lease_many([held], 3, 30_000)
     assert [lease.id for lease in more] == ["i1", "i2", "i3"]
-    assert queue.release(more[0]) is True
-    assert queue.fail(more[1], "boom").outcome.name == "DEAD"
+    assert queue.release(more[0], refund_attempt=True) is True  # i1 keeps its one attempt
+    assert queue.fail(more[1], "boom", delay_ms=0, fallback_delay_ms=1000, detail="tb").outcome.name == "DEAD"
     assert queue.requeue_dead(["i2"]) == [True]
     assert queue.complete(more[2]) is True
     leased = queue.lease_many(count=40, lease_ms=1)
-    assert len(leased) == 28  # i2 (requeued), i4..i29, later (promoted); i1 used its one attempt
+    assert len(leased) == 29  # i1, i2 (requeued), i4..i29, later (promoted)
     time.sleep(0.01)
     report = queue.light_clean(chunk=7)
     assert sorted(report.dead) == sorted(lease.id for lease in leased)  # one attempt each, used up

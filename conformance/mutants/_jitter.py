@@ -8,6 +8,7 @@ that draw, so each jitter mutant is :func:`jitter_queue` with its own wrong ``dr
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import Any
 
 from rwq.client import WorkQueue
 from rwq.errors import InvalidArgument, LeaseLost
@@ -33,7 +34,7 @@ def jitter_queue(draw: Callable[[], int]) -> type[WorkQueue]:
     """A :class:`WorkQueue` whose ``fail`` sends ``draw()`` as the jitter's random integer."""
 
     class JitterQueue(WorkQueue):
-        def fail(self, lease: Lease, reason: str = "") -> FailResult:
+        def fail(self, lease: Lease, reason: str = "", **options: Any) -> FailResult:
             return self._run(_fail(self.keys, lease, reason, draw()))
 
     return JitterQueue

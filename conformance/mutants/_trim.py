@@ -4,7 +4,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import TypeVar
+from typing import Any, TypeVar
 
 from rwq.client import WorkQueue
 from rwq.protocol import operations as ops
@@ -37,7 +37,7 @@ def trim_queue(after_clean: Trim, after_fail: Trim) -> type[WorkQueue]:
         def light_clean(self, *, chunk: int = 100, pace_ms: int = 0) -> CleanReport:
             return self._run(swapped(ops.light_clean(self.keys, chunk=chunk), after_clean))
 
-        def fail(self, lease: Lease, reason: str = "") -> FailResult:
+        def fail(self, lease: Lease, reason: str = "", **options: Any) -> FailResult:
             return self._run(swapped(ops.fail(self.keys, lease, reason), after_fail))
 
     return TrimQueue

@@ -3,6 +3,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from _mutant import serve
 from rwq.client import WorkQueue
 from rwq.errors import LeaseLost
@@ -10,9 +12,9 @@ from rwq.protocol.operations import FailOutcome, FailResult, Lease
 
 
 class GoneQueue(WorkQueue):
-    def fail(self, lease: Lease, reason: str = "") -> FailResult:
+    def fail(self, lease: Lease, reason: str = "", **options: Any) -> FailResult:
         try:
-            return super().fail(lease, reason)
+            return super().fail(lease, reason, **options)
         except LeaseLost:
             return FailResult(FailOutcome.GONE, 0)
 

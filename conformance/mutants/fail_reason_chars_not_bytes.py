@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import secrets
+from typing import Any
 
 from _mutant import serve
 from rwq.client import WorkQueue
@@ -28,7 +29,7 @@ def _fail(keys: QueueKeys, held: Lease, reason: str) -> Plan[FailResult]:
 
 
 class CharsQueue(WorkQueue):
-    def fail(self, lease: Lease, reason: str = "") -> FailResult:
+    def fail(self, lease: Lease, reason: str = "", **options: Any) -> FailResult:
         return self._run(_fail(self.keys, lease, reason))
 
 

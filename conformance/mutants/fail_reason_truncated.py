@@ -2,14 +2,16 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from _mutant import serve
 from rwq.client import WorkQueue
 from rwq.protocol.operations import FailResult, Lease
 
 
 class TruncatingQueue(WorkQueue):
-    def fail(self, lease: Lease, reason: str = "") -> FailResult:
-        return super().fail(lease, reason.encode("utf-8")[:1024].decode("utf-8", "ignore"))
+    def fail(self, lease: Lease, reason: str = "", **options: Any) -> FailResult:
+        return super().fail(lease, reason.encode("utf-8")[:1024].decode("utf-8", "ignore"), **options)
 
 
 if __name__ == "__main__":

@@ -3,6 +3,8 @@ reports what the second run says: the item gone, for a failure the first run rec
 
 from __future__ import annotations
 
+from typing import Any
+
 from _mutant import serve
 from rwq.client import WorkQueue
 from rwq.errors import RedisFailure
@@ -10,11 +12,11 @@ from rwq.protocol.operations import FailResult, Lease
 
 
 class RetryingFailQueue(WorkQueue):
-    def fail(self, lease: Lease, reason: str = "") -> FailResult:
+    def fail(self, lease: Lease, reason: str = "", **options: Any) -> FailResult:
         try:
-            return super().fail(lease, reason)
+            return super().fail(lease, reason, **options)
         except RedisFailure:
-            return super().fail(lease, reason)
+            return super().fail(lease, reason, **options)
 
 
 if __name__ == "__main__":

@@ -3,6 +3,8 @@ completes the item (as its holder) instead of giving it back like ``release``.""
 
 from __future__ import annotations
 
+from typing import Any
+
 from _mutant import call, serve
 from rwq.client import WorkQueue
 from rwq.protocol.commands import Plan
@@ -14,9 +16,9 @@ def _has_policy(keys: QueueKeys) -> Plan[bool]:
 
 
 class DropQueue(WorkQueue):
-    def fail(self, lease: Lease, reason: str = "") -> FailResult:
+    def fail(self, lease: Lease, reason: str = "", **options: Any) -> FailResult:
         if self._run(_has_policy(self.keys)):
-            return super().fail(lease, reason)
+            return super().fail(lease, reason, **options)
         self.complete(lease, require_lease=True)
         return FailResult(FailOutcome.RETRY, 0)
 

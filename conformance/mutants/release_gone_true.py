@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from _mutant import serve
 from rwq.client import WorkQueue
 from rwq.errors import LeaseLost
@@ -9,7 +11,7 @@ from rwq.protocol.operations import Lease, Outcome
 
 
 class GoneIsReleasedQueue(WorkQueue):
-    def release(self, lease: Lease, *, delay_ms: int = 0) -> bool:
+    def release(self, lease: Lease, *, delay_ms: int = 0, **options: Any) -> bool:
         (outcome,) = self.release_many([lease], delay_ms=delay_ms)
         if outcome is Outcome.LEASE_LOST:
             raise LeaseLost(f"the lease on {lease.id!r} is no longer held by this caller")

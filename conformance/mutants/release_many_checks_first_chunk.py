@@ -4,6 +4,7 @@ unchecked."""
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 
 from _mutant import serve
 from rwq.client import WorkQueue
@@ -28,9 +29,9 @@ def _release(keys: QueueKeys, leases: Sequence[Lease]) -> Plan[list[Outcome]]:
 
 
 class FirstChunkQueue(WorkQueue):
-    def release_many(self, leases: Sequence[Lease], *, delay_ms: int = 0) -> list[Outcome]:
+    def release_many(self, leases: Sequence[Lease], *, delay_ms: int = 0, **options: Any) -> list[Outcome]:
         if delay_ms:
-            return super().release_many(leases, delay_ms=delay_ms)
+            return super().release_many(leases, delay_ms=delay_ms, **options)
         return self._run(_release(self.keys, leases))
 
 

@@ -5,6 +5,7 @@ past the first 1000 are pushed onto the queue before the first 1000."""
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 
 from _mutant import serve
 from rwq.client import WorkQueue
@@ -13,7 +14,7 @@ from rwq.protocol.operations import Lease, Outcome
 
 
 class ConcurrentChunksQueue(WorkQueue):
-    def release_many(self, leases: Sequence[Lease], *, delay_ms: int = 0) -> list[Outcome]:
+    def release_many(self, leases: Sequence[Lease], *, delay_ms: int = 0, **options: Any) -> list[Outcome]:
         v.duration_ms(delay_ms, "delay_ms", minimum=0)
         for held in leases:  # the whole batch is checked before the chunks are sent
             v.encode_id(held.id), v.token(held.token)

@@ -4,6 +4,7 @@ so a lease repeated in one batch is "released" twice."""
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 
 from _mutant import serve
 from rwq.client import WorkQueue
@@ -11,9 +12,9 @@ from rwq.protocol.operations import Lease, Outcome
 
 
 class DedupReleaseQueue(WorkQueue):
-    def release_many(self, leases: Sequence[Lease], *, delay_ms: int = 0) -> list[Outcome]:
+    def release_many(self, leases: Sequence[Lease], *, delay_ms: int = 0, **options: Any) -> list[Outcome]:
         unique = list(dict.fromkeys(leases))
-        outcomes = dict(zip(unique, super().release_many(unique, delay_ms=delay_ms), strict=True))
+        outcomes = dict(zip(unique, super().release_many(unique, delay_ms=delay_ms, **options), strict=True))
         return [outcomes[held] for held in leases]
 
 

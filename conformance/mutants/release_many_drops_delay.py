@@ -4,6 +4,7 @@ right for ``release``, wrong for ``release_many``."""
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 
 from _mutant import serve
 from rwq.client import WorkQueue
@@ -11,7 +12,7 @@ from rwq.protocol.operations import Lease, Outcome
 
 
 class UndelayedReleaseQueue(WorkQueue):
-    def release_many(self, leases: Sequence[Lease], *, delay_ms: int = 0) -> list[Outcome]:
+    def release_many(self, leases: Sequence[Lease], *, delay_ms: int = 0, **options: Any) -> list[Outcome]:
         return super().release_many(leases)
 
 

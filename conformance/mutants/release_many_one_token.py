@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Sequence
+from typing import Any
 
 from _mutant import serve
 from rwq.client import WorkQueue
@@ -12,9 +13,9 @@ from rwq.protocol.operations import Lease, Outcome
 
 
 class OneTokenReleaseQueue(WorkQueue):
-    def release_many(self, leases: Sequence[Lease], *, delay_ms: int = 0) -> list[Outcome]:
+    def release_many(self, leases: Sequence[Lease], *, delay_ms: int = 0, **options: Any) -> list[Outcome]:
         shared = [dataclasses.replace(held, token=leases[0].token) for held in leases] if leases else []
-        return super().release_many(shared, delay_ms=delay_ms)
+        return super().release_many(shared, delay_ms=delay_ms, **options)
 
 
 if __name__ == "__main__":

@@ -4,6 +4,7 @@ leases, so a batch of 1001 is refused."""
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 
 from _mutant import serve
 from rwq.client import WorkQueue
@@ -20,7 +21,7 @@ def _release(keys: QueueKeys, leases: Sequence[Lease], delay_ms: int) -> Plan[li
 
 
 class UnchunkedReleaseQueue(WorkQueue):
-    def release_many(self, leases: Sequence[Lease], *, delay_ms: int = 0) -> list[Outcome]:
+    def release_many(self, leases: Sequence[Lease], *, delay_ms: int = 0, **options: Any) -> list[Outcome]:
         v.duration_ms(delay_ms, "delay_ms", minimum=0)
         return self._run(_release(self.keys, leases, delay_ms))
 

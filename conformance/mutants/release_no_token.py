@@ -4,6 +4,7 @@ so a worker that lost its lease still puts the item back."""
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 
 from _mutant import call, serve
 from rwq.client import WorkQueue
@@ -26,12 +27,12 @@ def _release(keys: QueueKeys, leases: Sequence[Lease]) -> Plan[list[Outcome]]:
 
 
 class TrustingReleaseQueue(WorkQueue):
-    def release(self, lease: Lease, *, delay_ms: int = 0) -> bool:
+    def release(self, lease: Lease, *, delay_ms: int = 0, **options: Any) -> bool:
         return self.release_many([lease], delay_ms=delay_ms)[0] is Outcome.DONE
 
-    def release_many(self, leases: Sequence[Lease], *, delay_ms: int = 0) -> list[Outcome]:
+    def release_many(self, leases: Sequence[Lease], *, delay_ms: int = 0, **options: Any) -> list[Outcome]:
         if delay_ms:
-            return super().release_many(leases, delay_ms=delay_ms)
+            return super().release_many(leases, delay_ms=delay_ms, **options)
         return self._run(_release(self.keys, leases))
 
 

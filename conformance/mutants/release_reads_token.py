@@ -4,6 +4,7 @@ caller's, as a port that keeps only ids would, so it releases an item another wo
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 
 from _mutant import call, serve
 from rwq.client import WorkQueue
@@ -21,10 +22,10 @@ def _release(keys: QueueKeys, leases: Sequence[Lease], delay_ms: int) -> Plan[li
 
 
 class CurrentTokenReleaseQueue(WorkQueue):
-    def release(self, lease: Lease, *, delay_ms: int = 0) -> bool:
+    def release(self, lease: Lease, *, delay_ms: int = 0, **options: Any) -> bool:
         return self._run(ops.owned(_release(self.keys, [lease], delay_ms), lease.id))
 
-    def release_many(self, leases: Sequence[Lease], *, delay_ms: int = 0) -> list[Outcome]:
+    def release_many(self, leases: Sequence[Lease], *, delay_ms: int = 0, **options: Any) -> list[Outcome]:
         return self._run(_release(self.keys, leases, delay_ms))
 
 

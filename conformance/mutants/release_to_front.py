@@ -3,6 +3,8 @@ items already waiting, instead of at the back."""
 
 from __future__ import annotations
 
+from typing import Any
+
 from _mutant import call, serve
 from rwq.client import WorkQueue
 from rwq.errors import LeaseLost
@@ -23,9 +25,9 @@ def _release(keys: QueueKeys, lease: Lease) -> Plan[bool]:
 
 
 class FrontReleaseQueue(WorkQueue):
-    def release(self, lease: Lease, *, delay_ms: int = 0) -> bool:
+    def release(self, lease: Lease, *, delay_ms: int = 0, **options: Any) -> bool:
         if delay_ms:
-            return super().release(lease, delay_ms=delay_ms)
+            return super().release(lease, delay_ms=delay_ms, **options)
         return self._run(_release(self.keys, lease))
 
 

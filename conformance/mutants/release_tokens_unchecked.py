@@ -4,6 +4,7 @@ unchecked; the script refuses a bad one, but only after the call went to Redis."
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 
 from _mutant import serve
 from rwq.client import WorkQueue
@@ -21,12 +22,12 @@ def _release(keys: QueueKeys, leases: Sequence[Lease], delay_ms: int) -> Plan[li
 
 
 class TokenTrustingReleaseQueue(WorkQueue):
-    def release(self, lease: Lease, *, delay_ms: int = 0) -> bool:
+    def release(self, lease: Lease, *, delay_ms: int = 0, **options: Any) -> bool:
         return self._run(owned(_release(self.keys, [lease], delay_ms), lease.id))
 
-    def release_many(self, leases: Sequence[Lease], *, delay_ms: int = 0) -> list[Outcome]:
+    def release_many(self, leases: Sequence[Lease], *, delay_ms: int = 0, **options: Any) -> list[Outcome]:
         if not 1 <= len(leases) <= v.MAX_BATCH:
-            return super().release_many(leases, delay_ms=delay_ms)
+            return super().release_many(leases, delay_ms=delay_ms, **options)
         return self._run(_release(self.keys, leases, delay_ms))
 
 

@@ -4,6 +4,7 @@ exists, so releasing an item deleted under its lease pushes a ghost and reports 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 
 from _mutant import call, serve
 from rwq.client import WorkQueue
@@ -27,15 +28,15 @@ def _release(keys: QueueKeys, leases: Sequence[Lease]) -> Plan[list[Outcome]]:
 
 
 class UncheckedItemReleaseQueue(WorkQueue):
-    def release(self, lease: Lease, *, delay_ms: int = 0) -> bool:
+    def release(self, lease: Lease, *, delay_ms: int = 0, **options: Any) -> bool:
         (outcome,) = self.release_many([lease], delay_ms=delay_ms)
         if outcome is Outcome.LEASE_LOST:
             raise LeaseLost(f"the lease on {lease.id!r} is no longer held by this caller")
         return outcome is Outcome.DONE
 
-    def release_many(self, leases: Sequence[Lease], *, delay_ms: int = 0) -> list[Outcome]:
+    def release_many(self, leases: Sequence[Lease], *, delay_ms: int = 0, **options: Any) -> list[Outcome]:
         if delay_ms:
-            return super().release_many(leases, delay_ms=delay_ms)
+            return super().release_many(leases, delay_ms=delay_ms, **options)
         return self._run(_release(self.keys, leases))
 
 

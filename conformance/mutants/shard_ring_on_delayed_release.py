@@ -9,8 +9,11 @@ from rwq.protocol.operations import Lease
 from rwq.protocol.sharding import OnShard, ShardLayout, ShardPlan
 
 
-def _release(layout: ShardLayout, held: Lease, delay_ms: int) -> ShardPlan[bool]:
-    released = bool((yield OnShard(layout.shard_of(held.id), "release", (held,), {"delay_ms": delay_ms})))
+def _release(
+    layout: ShardLayout, held: Lease, delay_ms: int, refund_attempt: bool = False
+) -> ShardPlan[bool]:
+    options = {"delay_ms": delay_ms, "refund_attempt": refund_attempt}
+    released = bool((yield OnShard(layout.shard_of(held.id), "release", (held,), options)))
     yield from sharding.ring(layout, int(released))
     return released
 

@@ -27,7 +27,6 @@ from .worker import (
     _JobBase,
     _State,
     _WorkerBase,
-    failure_reason,
 )
 
 __all__ = ["AsyncJob", "AsyncWorker"]
@@ -161,10 +160,15 @@ class AsyncWorker(_WorkerBase):
             "worker on %r: %d slots, lease %d ms", self.queue.prefix, self.concurrency, self.lease_ms
         )
         if self.retry is not None:
+            stored, current, error = False, None, None
             try:
-                self._policy_stored(await self.queue.set_retry_policy(self.retry, if_absent=True))
-            except RedisFailure as exc:  # a worker ACL user may not write the policy (SPEC 13.1)
-                self.logger.warning("could not store the default retry policy: %s", exc)
+                stored = await self.queue.set_retry_policy(self.retry, if_absent=True)
+                current = self.retry if stored else await self.queue.retry_policy()
+            except RedisFailure as exc:  # a worker ACL user may only read the policy (SPEC 13.1)
+                error = exc
+                with contextlib.suppress(RedisFailure):
+                    current = await self.queue.retry_policy()
+            self._policy_stored(stored, current, error)
         slots = [self._start(self._slot(), f"rwq-slot-{n}") for n in range(self.concurrency)]
         helpers = [self._start(self._renewer(), "rwq-renewer")]
         if self.clean_interval_ms is not None:
@@ -210,7 +214,7 @@ class AsyncWorker(_WorkerBase):
             )
             await asyncio.gather(*running.values(), return_exceptions=True)
             try:
-                outcomes = await self.queue.release_many([job.lease for job in running])
+                outcomes = await self.queue.release_many([job.lease for job in running], refund_attempt=True)
             except RedisFailure as exc:
                 outcomes = self._release_failed(len(running), exc)
             self._count_released(list(running), outcomes)
@@ -278,11 +282,9 @@ class AsyncWorker(_WorkerBase):
         except (Exception, asyncio.CancelledError) as exc:
             if job._state is _State.ABANDONED:  # cancelled by the shutdown, which releases the item
                 raise
-            job._failure = failure_reason(exc)
+            self._failed(job, exc)
             if isinstance(exc, TimeoutError) and self._past_timeout(job):
                 job._failure = f"TimeoutError: the handler ran longer than {self.timeout_ms} ms"
-            job._error = type(exc).__name__
-            self.logger.exception("item %r: handler failed; recording a failed attempt", job.id)
             if self.on_error is not None:
                 try:
                     self.on_error(job, exc)
@@ -311,10 +313,12 @@ class AsyncWorker(_WorkerBase):
                 elif outcome == "completed":
                     done = await self.queue.complete(job.lease, require_lease=True)
                 elif outcome == "failed":
-                    failed = (await self.queue.fail(job.lease, job._failure)).outcome
+                    failed = (
+                        await self.queue.fail(job.lease, job._failure, **self._fail_options(job))
+                    ).outcome
                     done, job._dead = failed is not FailOutcome.GONE, failed is FailOutcome.DEAD
-                else:
-                    done = await self.queue.release(job.lease)
+                else:  # never run: not an attempt (RWQ-WORKER-004)
+                    done = await self.queue.release(job.lease, refund_attempt=True)
             except LeaseLost:
                 done = False
             except RedisFailure as exc:

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import click
 
-from . import cli_queue, cli_worker
+from . import cli_policy, cli_queue, cli_worker
 from .console import EXIT_USAGE, missing_extra
 
 
@@ -156,7 +156,7 @@ def conformance(
 
 
 OPERATOR_COMMANDS = (cli_queue.stats, cli_queue.queues, cli_queue.top, cli_queue.clean, cli_queue.dead)
-for command in (*OPERATOR_COMMANDS, cli_queue.acl_command, cli_worker.worker_command):
+for command in (*OPERATOR_COMMANDS, cli_queue.acl_command, cli_worker.worker_command, cli_policy.policy):
     cli.add_command(command)
 
 

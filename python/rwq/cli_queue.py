@@ -263,6 +263,7 @@ def _dead(item: DeadItem) -> dict[str, Any]:
         "dead_at_ms": item.dead_at_ms,
         "reason": item.reason,
         "attempts": item.attempts,
+        "detail": item.detail,
     }
     if item.data is not None:
         record["data_base64"] = base64.b64encode(item.data).decode()
@@ -312,6 +313,8 @@ def dead_show(
     table.add_row("dead since", when(item.dead_at_ms, now_ms))
     table.add_row("attempts", str(item.attempts))
     table.add_row("reason", shown(item.reason))
+    if item.detail:  # a traceback, say: line by line, each escaped like any data
+        table.add_row("detail", Text("\n").join(shown(line) for line in item.detail.split("\n")))
     table.add_row("payload", shown(payload_text(item.data or b"", payload)))
     emit(as_json, {"command": "dead show", "prefix": prefix, "item": _dead(item)}, table)
 

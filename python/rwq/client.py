@@ -164,19 +164,56 @@ class WorkQueue:
             )
         )
 
-    def release(self, lease: Lease, *, delay_ms: int = 0) -> bool:
-        """Give a held item back, now or after ``delay_ms``; False if it had been completed meanwhile."""
+    def release(self, lease: Lease, *, delay_ms: int = 0, refund_attempt: bool = False) -> bool:
+        """Give a held item back, now or after ``delay_ms``; False if it had been completed meanwhile.
+
+        ``refund_attempt``: the lease's attempt is not counted (an item given back unfinished, say
+        at shutdown, does not use up its attempts; RWQ-RETRY-020).
+        """
         return self._run(
-            ops.owned(ops.release(self.keys, [lease], delay_ms=delay_ms), ops.lease_arg(lease).id)
+            ops.owned(
+                ops.release(self.keys, [lease], delay_ms=delay_ms, refund_attempt=refund_attempt),
+                ops.lease_arg(lease).id,
+            )
         )
 
-    def release_many(self, leases: Sequence[Lease], *, delay_ms: int = 0) -> list[Outcome]:
+    def release_many(
+        self, leases: Sequence[Lease], *, delay_ms: int = 0, refund_attempt: bool = False
+    ) -> list[Outcome]:
         """Release many held items in one round trip per 1000."""
-        return self._run(ops.release(self.keys, leases, delay_ms=delay_ms))
+        return self._run(ops.release(self.keys, leases, delay_ms=delay_ms, refund_attempt=refund_attempt))
 
-    def fail(self, lease: Lease, reason: str = "") -> FailResult:
-        """Record a failed attempt: the item is retried after the queue's backoff or dead-lettered."""
-        return self._run(ops.fail(self.keys, lease, reason))
+    def fail(
+        self,
+        lease: Lease,
+        reason: str = "",
+        *,
+        dead: bool = False,
+        delay_ms: int | None = None,
+        fallback_delay_ms: int = 0,
+        detail: str = "",
+    ) -> FailResult:
+        """Record a failed attempt: the item is retried after the queue's backoff, or dead-lettered
+        once its attempts are used up.
+
+        ``dead``: a failure no retry can fix; dead-letter the item now, whatever attempts are left
+        (RWQ-RETRY-016). ``delay_ms``: retry after exactly this many ms instead of the backoff; an
+        item out of attempts still goes dead (RWQ-RETRY-017). ``fallback_delay_ms``: the delay
+        when the queue has no retry policy (0: at once, like release; RWQ-RETRY-019).
+        ``detail`` (at most 8192 bytes of UTF-8, e.g. a traceback) is kept with a dead item
+        apart from its reason (RWQ-RETRY-018).
+        """
+        return self._run(
+            ops.fail(
+                self.keys,
+                lease,
+                reason,
+                dead=dead,
+                delay_ms=delay_ms,
+                fallback_delay_ms=fallback_delay_ms,
+                detail=detail,
+            )
+        )
 
     def set_retry_policy(self, policy: RetryPolicy | None, *, if_absent: bool = False) -> bool:
         """Store the queue's retry policy in Redis (None removes it); True when written.

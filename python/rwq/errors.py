@@ -62,6 +62,36 @@ class ShardMismatch(RwqError):
     code = "SHARD_MISMATCH"
 
 
+class PolicyMissing(RwqError):
+    """A worker that brings a retry policy may not store it (its ACL user can only read
+    ``<P>:policy``) and the queue has none: it refuses to start (RWQ-WORKER-001). The message is
+    one line naming the admin command that fixes it."""
+
+    code = "POLICY_MISSING"
+
+
+class NonRetryable(Exception):
+    """Raise it from a worker's handler for a failure no retry can fix (a malformed payload, a
+    permanent refusal): the item goes to the dead-letter set now, whatever attempts are left
+    (RWQ-RETRY-016). ``raise NonRetryable("bad payload") from exc`` keeps the cause in the
+    traceback the dead item keeps."""
+
+
+class RetryLater(Exception):
+    """Raise it from a worker's handler to retry the item after ``delay_ms`` milliseconds
+    instead of the queue's backoff (RWQ-RETRY-017); the attempt still counts, and an item out of
+    attempts goes to the dead-letter set."""
+
+    def __init__(self, delay_ms: int, message: str = "") -> None:
+        # A bad delay is the handler's bug: raised here, it fails the item like any exception.
+        if isinstance(delay_ms, bool) or not isinstance(delay_ms, int):
+            raise InvalidType(f"delay_ms must be an int of milliseconds, not {type(delay_ms).__name__}")
+        if not 0 <= delay_ms <= 31_536_000_000:
+            raise InvalidArgument(f"delay_ms must be in 0..31536000000 ms, got {delay_ms}")
+        super().__init__(message or f"retry in {delay_ms} ms")
+        self.delay_ms = delay_ms
+
+
 _BY_CODE: dict[str, type[RwqError]] = {
     cls.code: cls
     for cls in (

@@ -107,17 +107,35 @@ class ShardedWorkQueue:
             )
         )
 
-    def release(self, lease: Lease, *, delay_ms: int = 0) -> bool:
-        """Give a held item back to its shard, at once or after ``delay_ms``."""
-        return bool(self._run(plans.release(self.layout, lease, delay_ms)))
+    def release(self, lease: Lease, *, delay_ms: int = 0, refund_attempt: bool = False) -> bool:
+        """Give a held item back to its shard, at once or after ``delay_ms``; ``refund_attempt``
+        as in :meth:`WorkQueue.release`."""
+        return bool(self._run(plans.release(self.layout, lease, delay_ms, refund_attempt)))
 
-    def release_many(self, leases: Sequence[Lease], *, delay_ms: int = 0) -> list[Outcome]:
+    def release_many(
+        self, leases: Sequence[Lease], *, delay_ms: int = 0, refund_attempt: bool = False
+    ) -> list[Outcome]:
         """Give many held items back, one call per shard."""
-        return self._run(plans.release_many(self.layout, leases, delay_ms))
+        return self._run(plans.release_many(self.layout, leases, delay_ms, refund_attempt))
 
-    def fail(self, lease: Lease, reason: str = "") -> FailResult:
-        """Record a failed attempt on the item's shard (retry with backoff, or dead-letter)."""
-        result: FailResult = self._run(plans.fail(self.layout, lease, reason))
+    def fail(
+        self,
+        lease: Lease,
+        reason: str = "",
+        *,
+        dead: bool = False,
+        delay_ms: int | None = None,
+        fallback_delay_ms: int = 0,
+        detail: str = "",
+    ) -> FailResult:
+        """Record a failed attempt on the item's shard; the options are :meth:`WorkQueue.fail`'s."""
+        options = {
+            "dead": dead,
+            "delay_ms": delay_ms,
+            "fallback_delay_ms": fallback_delay_ms,
+            "detail": detail,
+        }
+        result: FailResult = self._run(plans.fail(self.layout, lease, reason, **options))
         return result
 
     def counts(self) -> Counts:
@@ -255,17 +273,35 @@ class AsyncShardedWorkQueue:
         )
         return await self._run(plan)
 
-    async def release(self, lease: Lease, *, delay_ms: int = 0) -> bool:
-        """Give a held item back to its shard, at once or after ``delay_ms``."""
-        return bool(await self._run(plans.release(self.layout, lease, delay_ms)))
+    async def release(self, lease: Lease, *, delay_ms: int = 0, refund_attempt: bool = False) -> bool:
+        """Give a held item back to its shard, at once or after ``delay_ms``; ``refund_attempt``
+        as in :meth:`WorkQueue.release`."""
+        return bool(await self._run(plans.release(self.layout, lease, delay_ms, refund_attempt)))
 
-    async def release_many(self, leases: Sequence[Lease], *, delay_ms: int = 0) -> list[Outcome]:
+    async def release_many(
+        self, leases: Sequence[Lease], *, delay_ms: int = 0, refund_attempt: bool = False
+    ) -> list[Outcome]:
         """Give many held items back, one call per shard."""
-        return await self._run(plans.release_many(self.layout, leases, delay_ms))
+        return await self._run(plans.release_many(self.layout, leases, delay_ms, refund_attempt))
 
-    async def fail(self, lease: Lease, reason: str = "") -> FailResult:
-        """Record a failed attempt on the item's shard (retry with backoff, or dead-letter)."""
-        result: FailResult = await self._run(plans.fail(self.layout, lease, reason))
+    async def fail(
+        self,
+        lease: Lease,
+        reason: str = "",
+        *,
+        dead: bool = False,
+        delay_ms: int | None = None,
+        fallback_delay_ms: int = 0,
+        detail: str = "",
+    ) -> FailResult:
+        """Record a failed attempt on the item's shard; the options are :meth:`WorkQueue.fail`'s."""
+        options = {
+            "dead": dead,
+            "delay_ms": delay_ms,
+            "fallback_delay_ms": fallback_delay_ms,
+            "detail": detail,
+        }
+        result: FailResult = await self._run(plans.fail(self.layout, lease, reason, **options))
         return result
 
     async def counts(self) -> Counts:

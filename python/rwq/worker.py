@@ -30,17 +30,26 @@ import random
 import signal
 import threading
 import time
+import traceback
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from types import FrameType
-from typing import Final, Literal
+from typing import Any, Final, Literal
 
 from .client import WorkQueue
-from .errors import InvalidArgument, InvalidType, LeaseLost, RedisFailure
+from .errors import (
+    InvalidArgument,
+    InvalidType,
+    LeaseLost,
+    NonRetryable,
+    PolicyMissing,
+    RedisFailure,
+    RetryLater,
+)
 from .handlers import HandlerKind, refuse_awaitables, require_kind
 from .protocol import validation
-from .protocol.operations import FailOutcome, Lease, Outcome, RetryPolicy
+from .protocol.operations import MAX_DETAIL_BYTES, FailOutcome, Lease, Outcome, RetryPolicy
 from .sharded import ShardedWorkQueue
 
 __all__ = ["DEFAULT_RETRY", "Job", "Worker", "WorkerEvent", "WorkerHealth", "WorkerStats"]
@@ -53,6 +62,8 @@ MAX_CONCURRENCY = 10_000
 DEFAULT_RETRY = RetryPolicy(jitter_pct=25)
 """The policy a worker stores when the queue has none: 5 attempts, then the dead set (kept 7 days,
 at most 10,000); between attempts 1 s, 2 s, 4 s, 8 s, each shortened by up to 25 % at random."""
+FALLBACK_DELAY_MS = 1000
+"""A failed item's delay when the queue has no retry policy (RWQ-WORKER-002): never a hot loop."""
 LEASE_MS: Final = "lease_ms"  # clean_interval_ms's default: one light clean per lease time
 CLEAN_JITTER = 0.25  # each pause between light cleans is the interval +-25 %, so workers spread out
 BURST_PAUSE_S = 0.05  # burst: a slot that found nothing looks again after this, while others work
@@ -118,12 +129,25 @@ class _State(enum.Enum):
 class _JobBase:
     """A leased item in a handler's hands."""
 
-    __slots__ = ("_dead", "_error", "_failure", "_started", "_state", "lease")
+    __slots__ = (
+        "_dead",
+        "_dead_now",
+        "_detail",
+        "_error",
+        "_failure",
+        "_retry_in",
+        "_started",
+        "_state",
+        "lease",
+    )
 
     def __init__(self, lease: Lease) -> None:
         self.lease = lease
         self._state = _State.RUNNING
         self._failure = ""
+        self._detail = ""  # the handler's traceback, kept with a dead item
+        self._dead_now = False  # the handler raised NonRetryable
+        self._retry_in: int | None = None  # the delay a RetryLater asked for
         self._error: str | None = None  # the handler's exception type, if it raised
         self._dead = False  # its failure dead-lettered it
         self._started = time.monotonic()
@@ -143,6 +167,15 @@ def failure_reason(exc: BaseException) -> str:
     return text.decode("utf-8", "ignore")
 
 
+def failure_detail(exc: BaseException) -> str:
+    """The detail a failed attempt keeps with a dead item: the formatted traceback, its last
+    8192 bytes (where the exception and the innermost frames are), cut at a character boundary."""
+    text = "".join(traceback.format_exception(exc)).encode("utf-8", "replace")
+    if len(text) > MAX_DETAIL_BYTES:
+        text = b"...\n" + text[-(MAX_DETAIL_BYTES - 4) :]
+    return text.decode("utf-8", "ignore")
+
+
 class Job(_JobBase):
     """A leased item: ``id``, ``data``, the ``lease``, and ``lost``, an event set once this worker
     no longer holds the lease (a renewal found it lost, or shutdown released it): stop if you can.
@@ -156,6 +189,11 @@ class Job(_JobBase):
 
     def __repr__(self) -> str:
         return f"Job(id={self.id!r}, lost={self.lost.is_set()})"
+
+
+def _no_permission(exc: RedisFailure) -> bool:
+    """Whether Redis refused the call for the user's ACL: NOPERM, or its words in a script error."""
+    return any(sign in str(exc) for sign in ("NOPERM", "no permissions", "can't run", "can't access"))
 
 
 class _Backoff:
@@ -302,12 +340,65 @@ class _WorkerBase(abc.ABC):
         assert self.clean_interval_ms is not None
         return self.clean_interval_ms * random.uniform(1 - CLEAN_JITTER, 1 + CLEAN_JITTER) / 1000
 
-    def _policy_stored(self, stored: bool) -> None:
-        """Log which retry policy the queue runs with, once the default was offered."""
+    def _policy_stored(self, stored: bool, current: RetryPolicy | None, error: RedisFailure | None) -> None:
+        """Act on the start-up offer of the worker's policy: ``stored`` when it was written,
+        ``current``, the policy the queue has, and ``error``, why offering or reading failed.
+
+        A stored policy that differs wins, with one warning (RWQ-WORKER-003); a queue with none
+        that this worker may not give one refuses the start (RWQ-WORKER-001)."""
+        fix = f"rwq policy set --prefix {self.prefix}"
         if stored:
             self.logger.info("queue %r had no retry policy: stored the worker's %s", self.prefix, self.retry)
+        elif current is not None and current != self.retry:
+            self.logger.warning(
+                "queue %r keeps its stored retry policy %s, not this worker's %s: the stored one "
+                "applies to every worker; an admin changes it with `%s` (RWQ-WORKER-003)",
+                self.prefix,
+                current,
+                self.retry,
+                fix,
+            )
+        elif current is not None:
+            self.logger.info("queue %r has the worker's retry policy already", self.prefix)
+        elif error is not None and _no_permission(error):
+            raise PolicyMissing(
+                f"queue {self.prefix!r} has no retry policy and this worker may not store one: run "
+                f"`{fix}` as an admin, or pass retry=None to run without one (RWQ-WORKER-001)"
+            )
         else:
-            self.logger.info("queue %r has a retry policy: the worker's default was not stored", self.prefix)
+            self.logger.warning(
+                "could not store or read the retry policy of queue %r (%s); failed items wait %d ms "
+                "before they run again (RWQ-WORKER-002)",
+                self.prefix,
+                error,
+                FALLBACK_DELAY_MS,
+            )
+
+    def _failed(self, job: _JobBase, exc: BaseException) -> None:
+        """Record what the handler's exception asks of the fail, and log it: its reason and
+        traceback, and a NonRetryable's dead-now or a RetryLater's delay."""
+        job._failure = failure_reason(exc)
+        job._detail = failure_detail(exc)
+        job._error = type(exc).__name__
+        job._dead_now = isinstance(exc, NonRetryable)
+        job._retry_in = exc.delay_ms if isinstance(exc, RetryLater) else None
+        if job._retry_in is not None:
+            self.logger.info("item %r: the handler asked to run it again in %d ms", job.id, job._retry_in)
+        elif job._dead_now:
+            self.logger.exception("item %r: handler failed, not retryable; dead-lettering it", job.id)
+        else:
+            self.logger.exception("item %r: handler failed; recording a failed attempt", job.id)
+
+    @staticmethod
+    def _fail_options(job: _JobBase) -> dict[str, Any]:
+        """The options of ``fail`` for a failed job: a fallback delay whatever the queue's policy
+        (RWQ-WORKER-002), the handler's traceback, and what its exception asked for."""
+        return {
+            "dead": job._dead_now,
+            "delay_ms": job._retry_in,
+            "fallback_delay_ms": FALLBACK_DELAY_MS,
+            "detail": job._detail,
+        }
 
     @property
     @abc.abstractmethod
@@ -425,8 +516,14 @@ class Worker(_WorkerBase):
     attempt (logged with its traceback, then ``on_error(job, exc)`` is called): the item comes
     back after the queue's backoff, or goes to the dead set with the exception as its reason once
     its attempts are used up. ``retry`` is the policy stored at start when the queue has none
-    (:data:`DEFAULT_RETRY`; None stores nothing, and a queue without a policy then gives a
-    failed item back at once). An item whose lease runs out unsettled (a crashed process, a reply
+    (:data:`DEFAULT_RETRY`; None stores nothing). A worker that may not store it (an ACL user
+    that only reads the policy) on a queue that has none refuses to start with
+    :class:`~rwq.errors.PolicyMissing`; a queue's stored policy that differs wins, with a warning.
+    Without any policy a failed item runs again after 1 s (:data:`FALLBACK_DELAY_MS`). Raise
+    :class:`~rwq.errors.NonRetryable` to dead-letter the item now, or
+    :class:`~rwq.errors.RetryLater` to run it again after a delay of your choice; a dead item
+    keeps the handler's traceback as its ``detail``. Items given back at shutdown do not use up
+    an attempt. An item whose lease runs out unsettled (a crashed process, a reply
     lost with the next item in it) comes back through a light clean, which every worker runs
     every ``clean_interval_ms`` (+-25 %; by default the lease time, so a crashed worker's item
     runs again within about 2.25 lease times plus ``poll_timeout_ms``; None: no cleaning). A
@@ -532,10 +629,15 @@ class Worker(_WorkerBase):
             "worker on %r: %d slots, lease %d ms", self.queue.prefix, self.concurrency, self.lease_ms
         )
         if self.retry is not None:
+            stored, current, error = False, None, None
             try:
-                self._policy_stored(self.queue.set_retry_policy(self.retry, if_absent=True))
-            except RedisFailure as exc:  # a worker ACL user may not write the policy (SPEC 13.1)
-                self.logger.warning("could not store the default retry policy: %s", exc)
+                stored = self.queue.set_retry_policy(self.retry, if_absent=True)
+                current = self.retry if stored else self.queue.retry_policy()
+            except RedisFailure as exc:  # a worker ACL user may only read the policy (SPEC 13.1)
+                error = exc
+                with contextlib.suppress(RedisFailure):
+                    current = self.queue.retry_policy()
+            self._policy_stored(stored, current, error)
         slots = [self._start(self._slot, f"rwq-slot-{n}") for n in range(self.concurrency)]
         helpers = [self._start(self._renewer, "rwq-renewer")]
         if self.clean_interval_ms is not None:
@@ -593,7 +695,7 @@ class Worker(_WorkerBase):
                 self.shutdown_grace_ms,
             )
             try:
-                outcomes = self.queue.release_many([job.lease for job in running])
+                outcomes = self.queue.release_many([job.lease for job in running], refund_attempt=True)
             except RedisFailure as exc:
                 outcomes = self._release_failed(len(running), exc)
             self._count_released(list(running), outcomes)
@@ -672,9 +774,7 @@ class Worker(_WorkerBase):
             self.handler(job)
         except Exception as exc:
             error = exc
-            job._failure = failure_reason(exc)
-            job._error = type(exc).__name__
-            self.logger.exception("item %r: handler failed; recording a failed attempt", job.id)
+            self._failed(job, exc)
             if self.on_error is not None:
                 try:
                     self.on_error(job, exc)
@@ -708,10 +808,10 @@ class Worker(_WorkerBase):
                 elif outcome == "completed":
                     done = self.queue.complete(job.lease, require_lease=True)
                 elif outcome == "failed":
-                    failed = self.queue.fail(job.lease, job._failure).outcome
+                    failed = self.queue.fail(job.lease, job._failure, **self._fail_options(job)).outcome
                     done, job._dead = failed is not FailOutcome.GONE, failed is FailOutcome.DEAD
-                else:
-                    done = self.queue.release(job.lease)
+                else:  # never run: not an attempt (RWQ-WORKER-004)
+                    done = self.queue.release(job.lease, refund_attempt=True)
             except LeaseLost:
                 done = False
             except RedisFailure as exc:

@@ -109,6 +109,7 @@ def _dead_json(item: DeadItem | None) -> Json:
         "dead_at_ms": item.dead_at_ms,
         "reason": item.reason,
         "attempts": item.attempts,
+        "detail": item.detail,
     }
     if item.data is not None:
         value["data"] = encode_bytes(item.data)
@@ -159,14 +160,19 @@ METHODS: dict[str, Callable[[Queue, dict[str, Any]], Json]] = {
         )
     ],
     "complete_and_lease": _complete_and_lease,
-    "release": lambda q, p: q.release(_lease(p["lease"]), **_given(p, "delay_ms")),
+    "release": lambda q, p: q.release(_lease(p["lease"]), **_given(p, "delay_ms", "refund_attempt")),
     "release_many": lambda q, p: [
-        OUTCOMES[o] for o in q.release_many([_lease(lease) for lease in p["leases"]], **_given(p, "delay_ms"))
+        OUTCOMES[o]
+        for o in q.release_many(
+            [_lease(lease) for lease in p["leases"]], **_given(p, "delay_ms", "refund_attempt")
+        )
     ],
     "counts": lambda q, p: _counts(q),
     "light_clean": lambda q, p: _clean(q.light_clean(**_given(p, "chunk", "pace_ms"))),
     "deep_clean": lambda q, p: _clean(q.deep_clean(**_given(p, "chunk"))),
-    "fail": lambda q, p: _fail(q.fail(_lease(p["lease"]), **_given(p, "reason"))),
+    "fail": lambda q, p: _fail(
+        q.fail(_lease(p["lease"]), **_given(p, "reason", "dead", "delay_ms", "fallback_delay_ms", "detail"))
+    ),
     "set_policy": _set_policy,
     "set_policy_if_absent": _set_policy_if_absent,
     "get_policy": lambda q, p: _policy_json(q.retry_policy()),

@@ -31,7 +31,7 @@ SCRIPT_KEYS: dict[str, frozenset[str]] = {
     "fail": frozenset({*_LISTS, *_FLAT, *_ITEM, *_RETRY, *_DELAY}),
     "lease": frozenset({*_LISTS, *_FLAT, *_ITEM, *_RETRY, *_DELAY}),
     "light_clean": frozenset({*_LISTS, *_FLAT, *_ITEM, "cleaned", *_RETRY, *_DELAY}),
-    "release": frozenset({*_LISTS, *_FLAT, *_ITEM, *_DELAY}),
+    "release": frozenset({*_LISTS, *_FLAT, *_ITEM, *_DELAY, "policy", "attempts"}),
     "renew": frozenset({"queue", *_FLAT, *_ITEM}),
     "set_policy": frozenset({"queue", "policy"}),
     "shards": frozenset({"queue", "shards"}),

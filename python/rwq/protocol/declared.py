@@ -60,8 +60,10 @@ def window_bound(command: RunScript) -> int:
 def named_ids(command: RunScript) -> Sequence[Any]:
     """The ids whose keys the call names in ARGV, as each script's header lays out its ARGV."""
     name, args = command.script.name, command.args
-    if name in ("add", "release"):
+    if name == "add":
         return args[1::2]
+    if name == "release":  # [b"refund",] delay_ms, then id, token pairs
+        return args[2::2] if args[0] == b"refund" else args[1::2]
     if name == "renew":
         return args[2::2]
     if name in ("claim", "fail"):

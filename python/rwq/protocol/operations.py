@@ -181,13 +181,15 @@ class FailResult:
 
 @dataclass(frozen=True, slots=True)
 class DeadItem:
-    """A dead-lettered item; ``data`` is only filled in by ``dead_item``."""
+    """A dead-lettered item; ``data`` is only filled in by ``dead_item``. ``detail`` is what the
+    failure kept apart from its reason (a worker keeps the handler's traceback), or ""."""
 
     id: str
     dead_at_ms: int
     reason: str
     attempts: int
     data: bytes | None = None
+    detail: str = ""
 
 
 def new_token() -> str:
@@ -415,14 +417,20 @@ def acknowledged(command: RunScript) -> Plan[Any]:
     return reply
 
 
-def release(keys: QueueKeys, leases: Sequence[Lease], *, delay_ms: int = 0) -> Plan[list[Outcome]]:
-    """release: give held items back to the queue at once, or after ``delay_ms``."""
+def release(
+    keys: QueueKeys, leases: Sequence[Lease], *, delay_ms: int = 0, refund_attempt: bool = False
+) -> Plan[list[Outcome]]:
+    """release: give held items back to the queue at once, or after ``delay_ms``; with
+    ``refund_attempt`` the attempt each lease counted is given back (RWQ-RETRY-020)."""
     v.duration_ms(delay_ms, "delay_ms", minimum=0)
+    head: tuple[bytes | int, ...] = (
+        (b"refund", delay_ms) if v.flag(refund_attempt, "refund_attempt") else (delay_ms,)
+    )
     pairs = [(v.encode_id(one.id), v.token(one.token)) for one in map(lease_arg, v.batch(leases, "leases"))]
     script = registry()["release"]
     outcomes: list[Outcome] = []
     for chunk in _chunks(pairs):
-        args = (delay_ms, *(part for pair in chunk for part in pair))
+        args = (*head, *(part for pair in chunk for part in pair))
         reply = yield RunScript(script, (keys.queue, keys.processing), args)
         outcomes.extend(Outcome(code) for code in reply)
     return outcomes
@@ -569,18 +577,66 @@ def _stored_int(value: str) -> int:
 
 def fail_reason(reason: object) -> bytes:
     """A fail reason as the script takes it: a str of at most 1024 bytes in UTF-8."""
-    if not isinstance(reason, str):
-        raise InvalidType(f"reason must be a str, not {type(reason).__name__}")
-    raw_reason = reason.encode("utf-8", "replace")
-    if len(raw_reason) > 1024:
-        raise InvalidArgument("reason must be at most 1024 bytes")
-    return raw_reason
+    return _fail_text(reason, "reason", MAX_REASON_BYTES)
 
 
-def fail(keys: QueueKeys, held: Lease, reason: str = "") -> Plan[FailResult]:
-    """Record a failed attempt: retry after the policy's backoff, or dead-letter the item."""
+MAX_REASON_BYTES = 1024
+MAX_DETAIL_BYTES = 8192
+
+
+def _fail_text(value: object, name: str, limit: int) -> bytes:
+    if not isinstance(value, str):
+        raise InvalidType(f"{name} must be a str, not {type(value).__name__}")
+    raw = value.encode("utf-8", "replace")
+    if len(raw) > limit:
+        raise InvalidArgument(f"{name} must be at most {limit} bytes of UTF-8, got {len(raw)}")
+    return raw
+
+
+def fail_args(
+    reason: object = "",
+    *,
+    dead: bool = False,
+    delay_ms: int | None = None,
+    fallback_delay_ms: int = 0,
+    detail: str = "",
+) -> tuple[bytes, ...]:
+    """The fail script's reason, then its options (ARGV 5..7), validated before any I/O: ``dead``
+    dead-letters now (RWQ-RETRY-016); ``delay_ms`` retries after exactly that delay
+    (RWQ-RETRY-017); ``fallback_delay_ms`` is the delay when the queue has no policy
+    (RWQ-RETRY-019); ``detail`` is kept with a dead item (RWQ-RETRY-018)."""
+    raw_reason = fail_reason(reason)
+    if v.flag(dead, "dead") and delay_ms is not None:
+        raise InvalidArgument("dead and delay_ms exclude each other: a dead item is not retried")
+    v.duration_ms(fallback_delay_ms, "fallback_delay_ms", minimum=0)
+    raw_detail = _fail_text(detail, "detail", MAX_DETAIL_BYTES)
+    if dead:
+        how, ms = b"dead", 0
+    elif delay_ms is not None:
+        how, ms = b"delay", v.duration_ms(delay_ms, "delay_ms", minimum=0)
+    else:
+        how, ms = b"backoff", fallback_delay_ms
+    return raw_reason, how, str(ms).encode(), raw_detail
+
+
+def fail(
+    keys: QueueKeys,
+    held: Lease,
+    reason: str = "",
+    *,
+    dead: bool = False,
+    delay_ms: int | None = None,
+    fallback_delay_ms: int = 0,
+    detail: str = "",
+) -> Plan[FailResult]:
+    """Record a failed attempt: retry after the policy's backoff (or the delay asked), or
+    dead-letter the item (its attempts used up, or ``dead``)."""
     lease_arg(held)
-    args = (v.encode_id(held.id), v.token(held.token), fail_reason(reason), secrets.randbelow(1_000_000))
+    raw_reason, *options = fail_args(
+        reason, dead=dead, delay_ms=delay_ms, fallback_delay_ms=fallback_delay_ms, detail=detail
+    )
+    random = secrets.randbelow(1_000_000)
+    args: tuple[bytes | int, ...] = (v.encode_id(held.id), v.token(held.token), raw_reason, random, *options)
     status, delay = yield RunScript(registry()["fail"], (keys.queue, keys.processing), args)
     if status == -1:
         raise LeaseLost(f"the lease on {held.id!r} is no longer held by this caller")
@@ -605,6 +661,7 @@ def _dead_item(raw: Sequence[Any]) -> DeadItem:
         str(info.get("reason", "")),
         attempts if isinstance(attempts, int) else 0,
         data,
+        str(info.get("detail", "")),
     )
 
 

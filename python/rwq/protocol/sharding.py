@@ -32,7 +32,7 @@ from .operations import (
     QueueKeys,
     RetryPolicy,
     add_pair,
-    fail_reason,
+    fail_args,
     lease_arg,
 )
 from .scripts import registry
@@ -304,19 +304,21 @@ def renew(layout: ShardLayout, held: Lease, lease_ms: int) -> ShardPlan[bool]:
     return bool((yield OnShard(layout.shard_of(_held(held).id), "renew", (held, lease_ms))))
 
 
-def release(layout: ShardLayout, held: Lease, delay_ms: int) -> ShardPlan[bool]:
+def release(layout: ShardLayout, held: Lease, delay_ms: int, refund_attempt: bool = False) -> ShardPlan[bool]:
     """release: on the item's shard."""
     v.duration_ms(delay_ms, "delay_ms", minimum=0)
+    v.flag(refund_attempt, "refund_attempt")
     shard = layout.shard_of(_held(held).id)
-    released = bool((yield OnShard(shard, "release", (held,), {"delay_ms": delay_ms})))
+    options = {"delay_ms": delay_ms, "refund_attempt": refund_attempt}
+    released = bool((yield OnShard(shard, "release", (held,), options)))
     yield from ring(layout, int(released and not delay_ms))
     return released
 
 
-def fail(layout: ShardLayout, held: Lease, reason: str) -> ShardPlan[FailResult]:
-    """fail: on the item's shard."""
-    fail_reason(reason)
-    return (yield OnShard(layout.shard_of(_held(held).id), "fail", (held, reason)))  # type: ignore[no-any-return]
+def fail(layout: ShardLayout, held: Lease, reason: str, **options: Any) -> ShardPlan[FailResult]:
+    """fail: on the item's shard; ``options`` are those of the queue's ``fail``."""
+    fail_args(reason, **options)
+    return (yield OnShard(layout.shard_of(_held(held).id), "fail", (held, reason), options))  # type: ignore[no-any-return]
 
 
 def renew_many(layout: ShardLayout, leases: Sequence[Lease], lease_ms: int) -> ShardPlan[list[bool]]:
@@ -327,13 +329,18 @@ def renew_many(layout: ShardLayout, leases: Sequence[Lease], lease_ms: int) -> S
     return scatter(groups, (yield from _each(groups, held, "renew_many", lease_ms=lease_ms)), len(held))
 
 
-def release_many(layout: ShardLayout, leases: Sequence[Lease], delay_ms: int) -> ShardPlan[list[Outcome]]:
+def release_many(
+    layout: ShardLayout, leases: Sequence[Lease], delay_ms: int, refund_attempt: bool = False
+) -> ShardPlan[list[Outcome]]:
     """release_many: one call per shard."""
     v.duration_ms(delay_ms, "delay_ms", minimum=0)
+    v.flag(refund_attempt, "refund_attempt")
     held = [_held(one) for one in v.batch(leases, "leases")]
     groups = group(layout, held, lambda one: one.id)
     outcomes: list[Outcome] = scatter(
-        groups, (yield from _each(groups, held, "release_many", delay_ms=delay_ms)), len(held)
+        groups,
+        (yield from _each(groups, held, "release_many", delay_ms=delay_ms, refund_attempt=refund_attempt)),
+        len(held),
     )
     yield from ring(layout, 0 if delay_ms else outcomes.count(Outcome.DONE))
     return outcomes

@@ -142,10 +142,36 @@ func TestEveryBadArgumentIsRefusedBeforeAnyIO(t *testing.T) {
 		"SetRetryPolicyIfAbsentNil": func() error { _, err := q.SetRetryPolicyIfAbsent(ctx, nil); return err },
 		"Fail":                      func() error { _, err := q.Fail(ctx, b.lease(), ""); return err },
 		"FailReason":                func() error { _, err := q.Fail(ctx, okLease, strings.Repeat("r", 1025+b.r.Intn(10))); return err },
-		"DeadItems":                 func() error { _, err := q.DeadItems(ctx, -1-b.r.Intn(10), 10); return err },
-		"DeadItemsCount":            func() error { _, err := q.DeadItems(ctx, 0, b.count()); return err },
-		"DeadItem":                  func() error { _, err := q.DeadItem(ctx, b.id()); return err },
-		"RequeueDead":               func() error { _, err := q.RequeueDead(ctx, batchWith(b, "a", b.id())); return err },
+		"FailWithDelay": func() error {
+			d := b.delay()
+			_, err := q.FailWith(ctx, okLease, "", FailOptions{DelayMs: &d})
+			return err
+		},
+		"FailWithFallback": func() error {
+			_, err := q.FailWith(ctx, okLease, "", FailOptions{FallbackDelayMs: b.delay()})
+			return err
+		},
+		"FailWithDeadAndDelay": func() error {
+			d := b.r.Int63n(1000)
+			_, err := q.FailWith(ctx, okLease, "", FailOptions{Dead: true, DelayMs: &d})
+			return err
+		},
+		"FailWithDetail": func() error {
+			_, err := q.FailWith(ctx, okLease, "", FailOptions{Detail: strings.Repeat("é", 4097+b.r.Intn(10))})
+			return err
+		},
+		"ReleaseWith": func() error {
+			_, err := q.ReleaseWith(ctx, okLease, ReleaseOptions{DelayMs: b.delay(), RefundAttempt: true})
+			return err
+		},
+		"ReleaseManyWith": func() error {
+			_, err := q.ReleaseManyWith(ctx, batchWith(b, okLease, b.lease()), ReleaseOptions{RefundAttempt: true})
+			return err
+		},
+		"DeadItems":      func() error { _, err := q.DeadItems(ctx, -1-b.r.Intn(10), 10); return err },
+		"DeadItemsCount": func() error { _, err := q.DeadItems(ctx, 0, b.count()); return err },
+		"DeadItem":       func() error { _, err := q.DeadItem(ctx, b.id()); return err },
+		"RequeueDead":    func() error { _, err := q.RequeueDead(ctx, batchWith(b, "a", b.id())); return err },
 		"NewPrefix": func() error {
 			prefix := []string{"", "jobs*", "jobs?", "a:item", "jobs:lease:eu", "x[1]"}[b.r.Intn(6)]
 			_, err := New(rdb, prefix, nil)

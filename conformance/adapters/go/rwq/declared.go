@@ -84,7 +84,12 @@ func every(args []any, from, step int) []string {
 // namedIDs are the ids whose keys a call names in ARGV, as each script's header lays out its ARGV.
 func namedIDs(script string, args []any) []string {
 	switch script {
-	case "add", "release":
+	case "add":
+		return every(args, 1, 2)
+	case "release": // ["refund",] delay_ms, then id, token pairs
+		if len(args) > 0 && argString(args[0]) == "refund" {
+			return every(args, 2, 2)
+		}
 		return every(args, 1, 2)
 	case "renew":
 		return every(args, 2, 2)

@@ -668,7 +668,7 @@ func (q *Queue) CompleteMany(ctx context.Context, ids []string) ([]Outcome, erro
 	for i, id := range ids {
 		args[i] = id
 	}
-	return q.outcomes(ctx, "complete", "any", 1, args)
+	return q.outcomes(ctx, "complete", []any{"any"}, 1, args)
 }
 
 // CompleteOwned completes an item only while the caller holds its lease (require_lease): true
@@ -682,7 +682,7 @@ func (q *Queue) CompleteManyOwned(ctx context.Context, leases []Lease) ([]Outcom
 	if err := checkLeases(leases); err != nil {
 		return nil, err
 	}
-	return q.outcomes(ctx, "complete", "owner", 2, leasePairs(leases))
+	return q.outcomes(ctx, "complete", []any{"owner"}, 2, leasePairs(leases))
 }
 
 // Release gives a held item back to the queue at once: true when released, false when the item
@@ -703,20 +703,52 @@ func (q *Queue) ReleaseDelayed(ctx context.Context, l Lease, delayMs int64) (boo
 
 // ReleaseManyDelayed is ReleaseMany with a delay (profile delay).
 func (q *Queue) ReleaseManyDelayed(ctx context.Context, leases []Lease, delayMs int64) ([]Outcome, error) {
-	if err := checkDuration("delay_ms", delayMs, 0); err != nil {
+	return q.ReleaseManyWith(ctx, leases, ReleaseOptions{DelayMs: delayMs})
+}
+
+// ReleaseOptions are the options of a release: DelayMs (profile delay) makes the item ready
+// again that long after now; RefundAttempt (profile retry) gives back the attempt the lease
+// counted, so that an item given back unfinished, at shutdown say, does not use up its
+// attempts (RWQ-RETRY-020).
+type ReleaseOptions struct {
+	DelayMs       int64
+	RefundAttempt bool
+}
+
+// ReleaseWith is Release with options.
+func (q *Queue) ReleaseWith(ctx context.Context, l Lease, opts ReleaseOptions) (bool, error) {
+	return owned(q.ReleaseManyWith(ctx, []Lease{l}, opts))(l.ID)
+}
+
+// ReleaseManyWith is ReleaseMany with options.
+func (q *Queue) ReleaseManyWith(ctx context.Context, leases []Lease, opts ReleaseOptions) ([]Outcome, error) {
+	head, err := opts.head()
+	if err != nil {
 		return nil, err
 	}
 	if err := checkLeases(leases); err != nil {
 		return nil, err
 	}
-	return q.outcomes(ctx, "release", strconv.FormatInt(delayMs, 10), 2, leasePairs(leases))
+	return q.outcomes(ctx, "release", head, 2, leasePairs(leases))
 }
 
-// outcomes runs complete or release over args (step arguments per item) in calls of 1000 items.
-func (q *Queue) outcomes(ctx context.Context, script, first string, step int, args []any) ([]Outcome, error) {
+// head validates the options and returns the release script's first arguments.
+func (o ReleaseOptions) head() ([]any, error) {
+	if err := checkDuration("delay_ms", o.DelayMs, 0); err != nil {
+		return nil, err
+	}
+	if o.RefundAttempt {
+		return []any{"refund", o.DelayMs}, nil
+	}
+	return []any{o.DelayMs}, nil
+}
+
+// outcomes runs complete or release over args (step arguments per item, after head) in calls
+// of 1000 items.
+func (q *Queue) outcomes(ctx context.Context, script string, head []any, step int, args []any) ([]Outcome, error) {
 	out := make([]Outcome, 0, len(args)/step)
 	err := chunks(args, MaxBatch*step, func(part []any) error {
-		codes, err := q.ints(ctx, script, q.both(), len(part)/step, append([]any{first}, part...)...)
+		codes, err := q.ints(ctx, script, q.both(), len(part)/step, append(append([]any{}, head...), part...)...)
 		for _, c := range codes {
 			out = append(out, Outcome(c))
 		}

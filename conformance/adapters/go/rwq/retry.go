@@ -5,6 +5,7 @@ import (
 	"crypto/rand"
 	"encoding/binary"
 	"encoding/json"
+	"fmt"
 	"strconv"
 	"strings"
 )
@@ -58,13 +59,15 @@ type FailResult struct {
 	DelayMs int64
 }
 
-// DeadItem is a dead-lettered item; Data is only filled in by DeadItem.
+// DeadItem is a dead-lettered item; Data is only filled in by DeadItem. Detail is what the
+// failure kept apart from its reason (a traceback, say), or "" (RWQ-RETRY-018).
 type DeadItem struct {
 	ID       string
 	DeadAtMs int64
 	Reason   string
 	Attempts int64
 	Data     []byte
+	Detail   string
 }
 
 // SetRetryPolicy stores the queue's retry policy, replacing any previous one; nil removes it,
@@ -156,18 +159,60 @@ func storedInt(s string) int64 {
 // backoff or dead-lettered when its attempts are used up (without a policy: released at once).
 // reason (at most 1024 bytes) is kept with a dead item. ErrLeaseLost when the lease is not held.
 func (q *Queue) Fail(ctx context.Context, l Lease, reason string) (FailResult, error) {
+	return q.FailWith(ctx, l, reason, FailOptions{})
+}
+
+// FailOptions steer a failure; the zero value is Fail's.
+type FailOptions struct {
+	Dead            bool   // a failure no retry can fix: dead-letter now, whatever attempts are left (RWQ-RETRY-016)
+	DelayMs         *int64 // retry after exactly this many ms, not the policy's backoff; attempts still count (RWQ-RETRY-017)
+	FallbackDelayMs int64  // the delay when the queue has no retry policy; 0: at once, like release (RWQ-RETRY-019)
+	Detail          string // kept with a dead item apart from its reason, at most 8192 bytes (RWQ-RETRY-018)
+}
+
+// MaxDetailBytes bounds FailOptions.Detail.
+const MaxDetailBytes = 8192
+
+// args validates reason and the options and returns the fail script's ARGV 5..7.
+func (o FailOptions) args(reason string) ([]any, error) {
+	if len(reason) > 1024 {
+		return nil, invalid("reason must be at most 1024 bytes")
+	}
+	if len(o.Detail) > MaxDetailBytes {
+		return nil, invalid(fmt.Sprintf("detail must be at most %d bytes, got %d", MaxDetailBytes, len(o.Detail)))
+	}
+	if err := checkDuration("fallback_delay_ms", o.FallbackDelayMs, 0); err != nil {
+		return nil, err
+	}
+	switch {
+	case o.Dead && o.DelayMs != nil:
+		return nil, invalid("Dead and DelayMs exclude each other: a dead item is not retried")
+	case o.Dead:
+		return []any{"dead", 0, o.Detail}, nil
+	case o.DelayMs != nil:
+		if err := checkDuration("delay_ms", *o.DelayMs, 0); err != nil {
+			return nil, err
+		}
+		return []any{"delay", *o.DelayMs, o.Detail}, nil
+	}
+	return []any{"backoff", o.FallbackDelayMs, o.Detail}, nil
+}
+
+// FailWith is Fail with options.
+func (q *Queue) FailWith(ctx context.Context, l Lease, reason string, opts FailOptions) (FailResult, error) {
 	if err := checkLease(l); err != nil {
 		return FailResult{}, err
 	}
-	if len(reason) > 1024 {
-		return FailResult{}, invalid("reason must be at most 1024 bytes")
+	options, err := opts.args(reason)
+	if err != nil {
+		return FailResult{}, err
 	}
 	var r [8]byte
 	if _, err := rand.Read(r[:]); err != nil {
 		panic("rwq: no secure randomness: " + err.Error())
 	}
 	random := binary.BigEndian.Uint64(r[:]) % 1_000_000
-	n, err := q.ints(ctx, "fail", q.both(), 2, l.ID, l.Token, reason, random)
+	n, err := q.ints(ctx, "fail", q.both(), 2, append([]any{l.ID, l.Token, reason, random}, options...)...)
 	if err != nil {
 		return FailResult{}, err
 	}
@@ -232,11 +277,12 @@ func deadItem(raw any) (DeadItem, error) {
 	var info struct {
 		Reason   string  `json:"reason"`
 		Attempts float64 `json:"attempts"`
+		Detail   string  `json:"detail"`
 	}
 	if err := json.Unmarshal([]byte(toStr(e[2])), &info); err != nil {
 		return DeadItem{}, redisFailure("malformed dead item info", err)
 	}
-	item := DeadItem{ID: toStr(e[0]), DeadAtMs: toInt(e[1]), Reason: info.Reason, Attempts: int64(info.Attempts)}
+	item := DeadItem{ID: toStr(e[0]), DeadAtMs: toInt(e[1]), Reason: info.Reason, Attempts: int64(info.Attempts), Detail: info.Detail}
 	if len(e) > 3 {
 		item.Data = []byte(toStr(e[3]))
 	}

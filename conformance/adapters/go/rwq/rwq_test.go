@@ -524,6 +524,45 @@ func TestRetryProfile(t *testing.T) {
 	}
 }
 
+// TestRetriesSteeredFromCode: FailWith's dead, delay, fallback and detail (RWQ-RETRY-016..019)
+// and ReleaseWith's refund (RWQ-RETRY-020).
+func TestRetriesSteeredFromCode(t *testing.T) {
+	q, rdb := newQueue(t, nil)
+	policy := RetryPolicy{MaxAttempts: 3, Backoff: BackoffFixed, BaseMs: 5000, JitterPct: 100}
+	must[struct{}](t)(struct{}{}, q.SetRetryPolicy(ctx, &policy))
+	must[bool](t)(q.Add(ctx, "a", []byte("A")))
+	l := must[*Lease](t)(q.Lease(ctx, 10_000))
+	if !must[bool](t)(q.ReleaseWith(ctx, *l, ReleaseOptions{RefundAttempt: true})) {
+		t.Fatal("refunded release")
+	}
+	if n := rdb.HExists(ctx, q.Prefix()+":attempts", "a").Val(); n {
+		t.Fatal("a refunded first attempt leaves no count")
+	}
+	l = must[*Lease](t)(q.Lease(ctx, 10_000))
+	if l.Attempt != 1 {
+		t.Fatalf("attempt after a refund %d", l.Attempt)
+	}
+	later := int64(600_000)
+	if r := must[FailResult](t)(q.FailWith(ctx, *l, "later", FailOptions{DelayMs: &later})); r != (FailResult{FailRetry, 600_000}) {
+		t.Fatalf("fail with a delay %+v", r)
+	}
+	rdb.ZAdd(ctx, q.Prefix()+":delayed", redis.Z{Score: 0, Member: "a"})
+	l = must[*Lease](t)(q.Lease(ctx, 10_000))
+	if r := must[FailResult](t)(q.FailWith(ctx, *l, "bad", FailOptions{Dead: true, Detail: "trace"})); r.Outcome != FailDead {
+		t.Fatalf("fail dead %+v", r)
+	}
+	d := must[*DeadItem](t)(q.DeadItem(ctx, "a"))
+	if d == nil || d.Reason != "bad" || d.Detail != "trace" || d.Attempts != 2 {
+		t.Fatalf("dead item %+v", d)
+	}
+	must[struct{}](t)(struct{}{}, q.SetRetryPolicy(ctx, nil))
+	must[bool](t)(q.Add(ctx, "b", nil))
+	l = must[*Lease](t)(q.Lease(ctx, 10_000))
+	if r := must[FailResult](t)(q.FailWith(ctx, *l, "", FailOptions{FallbackDelayMs: 1000})); r != (FailResult{FailRetry, 1000}) {
+		t.Fatalf("fallback without a policy %+v", r)
+	}
+}
+
 func TestDelayProfile(t *testing.T) {
 	q, _ := newQueue(t, nil)
 	if !must[bool](t)(q.AddDelayed(ctx, "later", []byte("x"), 300)) {

@@ -568,22 +568,32 @@ func (s *ShardedQueue) ReleaseDelayed(ctx context.Context, l Lease, delayMs int6
 	return owned(s.ReleaseManyDelayed(ctx, []Lease{l}, delayMs))(l.ID)
 }
 
-// ReleaseManyDelayed is ReleaseMany with a delay (profile delay). Without one it rings the bell
-// for the items it released.
+// ReleaseManyDelayed is ReleaseMany with a delay (profile delay).
 func (s *ShardedQueue) ReleaseManyDelayed(ctx context.Context, leases []Lease, delayMs int64) ([]Outcome, error) {
-	if err := checkDuration("delay_ms", delayMs, 0); err != nil {
+	return s.ReleaseManyWith(ctx, leases, ReleaseOptions{DelayMs: delayMs})
+}
+
+// ReleaseWith is Release with options.
+func (s *ShardedQueue) ReleaseWith(ctx context.Context, l Lease, opts ReleaseOptions) (bool, error) {
+	return owned(s.ReleaseManyWith(ctx, []Lease{l}, opts))(l.ID)
+}
+
+// ReleaseManyWith is ReleaseMany with options, one call per shard. Without a delay it rings the
+// bell for the items it released.
+func (s *ShardedQueue) ReleaseManyWith(ctx context.Context, leases []Lease, opts ReleaseOptions) ([]Outcome, error) {
+	if _, err := opts.head(); err != nil {
 		return nil, err
 	}
 	if err := checkLeases(leases); err != nil {
 		return nil, err
 	}
 	out, err := perShard(ctx, s, leases, leaseID, func(q *Queue, part []Lease) ([]Outcome, error) {
-		return q.ReleaseManyDelayed(ctx, part, delayMs)
+		return q.ReleaseManyWith(ctx, part, opts)
 	})
 	if err != nil {
 		return nil, err
 	}
-	if delayMs == 0 {
+	if opts.DelayMs == 0 {
 		done := 0
 		for _, o := range out {
 			if o == Done {
@@ -597,16 +607,21 @@ func (s *ShardedQueue) ReleaseManyDelayed(ctx context.Context, leases []Lease, d
 
 // Fail records a failed attempt on the item's shard (retry with backoff, or dead-letter).
 func (s *ShardedQueue) Fail(ctx context.Context, l Lease, reason string) (FailResult, error) {
+	return s.FailWith(ctx, l, reason, FailOptions{})
+}
+
+// FailWith is Fail with options, on the item's shard.
+func (s *ShardedQueue) FailWith(ctx context.Context, l Lease, reason string, opts FailOptions) (FailResult, error) {
 	if err := checkLease(l); err != nil {
 		return FailResult{}, err
 	}
-	if len(reason) > 1024 {
-		return FailResult{}, invalid("reason must be at most 1024 bytes")
+	if _, err := opts.args(reason); err != nil {
+		return FailResult{}, err
 	}
 	if err := s.ready(ctx); err != nil {
 		return FailResult{}, err
 	}
-	return s.shards[s.ShardOf(l.ID)].Fail(ctx, l, reason)
+	return s.shards[s.ShardOf(l.ID)].FailWith(ctx, l, reason, opts)
 }
 
 // Counts returns the sum of the shards' counts (each read at its own instant).

@@ -757,11 +757,23 @@ func TestShardedBadArgumentsBeforeAnyIO(t *testing.T) {
 		"SetRetryPolicyIfAbsentNil": func() error { _, err := s.SetRetryPolicyIfAbsent(ctx, nil); return err },
 		"Fail":                      func() error { _, err := s.Fail(ctx, b.lease(), ""); return err },
 		"FailReason":                func() error { _, err := s.Fail(ctx, okLease, strings.Repeat("r", 1025+b.r.Intn(10))); return err },
-		"DeadItems":                 func() error { _, err := s.DeadItems(ctx, -1-b.r.Intn(10), 10); return err },
-		"DeadItemsCount":            func() error { _, err := s.DeadItems(ctx, 0, b.count()); return err },
-		"DeadItem":                  func() error { _, err := s.DeadItem(ctx, b.id()); return err },
-		"RequeueDead":               func() error { _, err := s.RequeueDead(ctx, batchWith(b, "a", b.id())); return err },
-		"PurgeDead":                 func() error { _, err := s.PurgeDead(ctx, batchWith(b, "a", b.id())); return err },
+		"FailWithFallback": func() error {
+			_, err := s.FailWith(ctx, okLease, "", FailOptions{FallbackDelayMs: b.delay()})
+			return err
+		},
+		"FailWithDetail": func() error {
+			_, err := s.FailWith(ctx, okLease, "", FailOptions{Detail: strings.Repeat("d", MaxDetailBytes+1)})
+			return err
+		},
+		"ReleaseManyWith": func() error {
+			_, err := s.ReleaseManyWith(ctx, []Lease{okLease}, ReleaseOptions{DelayMs: b.delay(), RefundAttempt: true})
+			return err
+		},
+		"DeadItems":      func() error { _, err := s.DeadItems(ctx, -1-b.r.Intn(10), 10); return err },
+		"DeadItemsCount": func() error { _, err := s.DeadItems(ctx, 0, b.count()); return err },
+		"DeadItem":       func() error { _, err := s.DeadItem(ctx, b.id()); return err },
+		"RequeueDead":    func() error { _, err := s.RequeueDead(ctx, batchWith(b, "a", b.id())); return err },
+		"PurgeDead":      func() error { _, err := s.PurgeDead(ctx, batchWith(b, "a", b.id())); return err },
 		"NewShardedCount": func() error {
 			_, err := NewSharded(rdb, "jobs", []int{0, -1, MaxShards + 1, MaxShards + 1 + b.r.Intn(100)}[b.r.Intn(4)], nil)
 			return err

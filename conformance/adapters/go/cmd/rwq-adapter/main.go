@@ -76,6 +76,10 @@ type params struct {
 	PaceMs       *int64   `json:"pace_ms"`
 	DelayMs      *int64   `json:"delay_ms"`
 	Reason       string   `json:"reason"`
+	Dead         bool     `json:"dead"`              // fail
+	FallbackMs   int64    `json:"fallback_delay_ms"` // fail
+	Detail       string   `json:"detail"`            // fail
+	Refund       bool     `json:"refund_attempt"`    // release, release_many
 	Policy       *jpolicy `json:"policy"`
 	Offset       *int     `json:"offset"`
 	IDs          []jbytes `json:"ids"`
@@ -175,7 +179,7 @@ var failOutcomes = map[rwq.FailOutcome]string{rwq.FailRetry: "retry", rwq.FailDe
 
 // deadJSON is a dead item; withData for dead_get, whose result always carries the payload.
 func deadJSON(d rwq.DeadItem, withData bool) map[string]any {
-	v := map[string]any{"id": jbytes(d.ID), "dead_at_ms": d.DeadAtMs, "reason": d.Reason, "attempts": d.Attempts}
+	v := map[string]any{"id": jbytes(d.ID), "dead_at_ms": d.DeadAtMs, "reason": d.Reason, "attempts": d.Attempts, "detail": d.Detail}
 	if withData {
 		v["data"] = jbytes(d.Data)
 	}
@@ -200,11 +204,9 @@ type queue interface {
 	CompleteManyOwned(ctx context.Context, leases []rwq.Lease) ([]rwq.Outcome, error)
 	CompleteAndLeaseMany(ctx context.Context, ids []string, count int, leaseMs int64) ([]rwq.Outcome, []rwq.Lease, error)
 	CompleteOwnedAndLeaseMany(ctx context.Context, leases []rwq.Lease, count int, leaseMs int64) ([]rwq.Outcome, []rwq.Lease, error)
-	Release(ctx context.Context, l rwq.Lease) (bool, error)
-	ReleaseDelayed(ctx context.Context, l rwq.Lease, delayMs int64) (bool, error)
-	ReleaseMany(ctx context.Context, leases []rwq.Lease) ([]rwq.Outcome, error)
-	ReleaseManyDelayed(ctx context.Context, leases []rwq.Lease, delayMs int64) ([]rwq.Outcome, error)
-	Fail(ctx context.Context, l rwq.Lease, reason string) (rwq.FailResult, error)
+	ReleaseWith(ctx context.Context, l rwq.Lease, opts rwq.ReleaseOptions) (bool, error)
+	ReleaseManyWith(ctx context.Context, leases []rwq.Lease, opts rwq.ReleaseOptions) ([]rwq.Outcome, error)
+	FailWith(ctx context.Context, l rwq.Lease, reason string, opts rwq.FailOptions) (rwq.FailResult, error)
 	Counts(ctx context.Context) (rwq.Counts, error)
 	LightCleanPaced(ctx context.Context, chunk int, paceMs int64) (rwq.CleanReport, error)
 	DeepClean(ctx context.Context, chunk int) (rwq.CleanReport, error)
@@ -323,16 +325,10 @@ var methods = map[string]func(q queue, p params) (any, error){
 		if p.Lease == nil {
 			return nil, badRequest("release needs a lease")
 		}
-		if p.DelayMs != nil {
-			return q.ReleaseDelayed(ctx, p.Lease.lease(), *p.DelayMs)
-		}
-		return q.Release(ctx, p.Lease.lease())
+		return q.ReleaseWith(ctx, p.Lease.lease(), rwq.ReleaseOptions{DelayMs: or(p.DelayMs, 0), RefundAttempt: p.Refund})
 	},
 	"release_many": func(q queue, p params) (any, error) {
-		if p.DelayMs != nil {
-			return outcomes(q.ReleaseManyDelayed(ctx, leasesOf(p.Leases), *p.DelayMs))
-		}
-		return outcomes(q.ReleaseMany(ctx, leasesOf(p.Leases)))
+		return outcomes(q.ReleaseManyWith(ctx, leasesOf(p.Leases), rwq.ReleaseOptions{DelayMs: or(p.DelayMs, 0), RefundAttempt: p.Refund}))
 	},
 	"counts": func(q queue, p params) (any, error) {
 		c, err := q.Counts(ctx)
@@ -348,7 +344,8 @@ var methods = map[string]func(q queue, p params) (any, error){
 		if p.Lease == nil {
 			return nil, badRequest("fail needs a lease")
 		}
-		r, err := q.Fail(ctx, p.Lease.lease(), p.Reason)
+		opts := rwq.FailOptions{Dead: p.Dead, DelayMs: p.DelayMs, FallbackDelayMs: p.FallbackMs, Detail: p.Detail}
+		r, err := q.FailWith(ctx, p.Lease.lease(), p.Reason, opts)
 		if err != nil {
 			return nil, err
 		}
