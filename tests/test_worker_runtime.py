@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 import redis
 
-from rwq import AsyncWorkQueue, RetryPolicy, WorkQueue
+from rwq import AsyncWorkQueue, RetryLater, RetryPolicy, WorkQueue
 from rwq.aio_worker import AsyncJob, AsyncWorker
 from rwq.errors import InvalidType
 from rwq.handlers import handler_kind
@@ -205,10 +205,10 @@ def test_burst_waits_for_the_items_in_hand(r: redis.Redis, queue: WorkQueue) -> 
         tries[job.id] += 1
         time.sleep(0.01)
         if job.id == "i19" and tries[job.id] == 1:
-            raise ValueError("once")
+            raise RetryLater(0, "once")  # ready again at once
         r.rpush(DONE, job.id)
 
-    worker = Worker(queue, flaky, concurrency=4, burst=True, retry=None)  # no policy: retried at once
+    worker = Worker(queue, flaky, concurrency=4, burst=True)
     run_burst(worker)
     assert worker.stats.completed == 20
     assert r.llen(DONE) == 20
