@@ -1,9 +1,9 @@
 """Every Python snippet of the README and of docs/ runs, so that the docs cannot drift from the code.
 
-Each ```python block runs as a script of its own against a real Redis (``redis.Redis()`` is
-pointed at the test server). A block that does not make its own queue gets one named ``jobs``
+Each ```python block runs as a script of its own against a real Redis (``redis.Redis()`` and
+``redis.asyncio.Redis()`` are pointed at the test server). A block that does not make its own queue gets one named ``jobs``
 holding an item. A block that runs a worker (``worker.run()``) must drain the queue and then stop
-cleanly on SIGTERM, as a service under a supervisor would.
+cleanly on SIGTERM, as a service under a supervisor would, unless it runs in burst mode.
 """
 
 from __future__ import annotations
@@ -47,8 +47,9 @@ def test_the_readme_has_snippets() -> None:
 def test_snippet_runs(name: str, code: str, redis_server: RedisServer, r: redis.Redis) -> None:
     r.flushall()
     script = ("" if "WorkQueue(" in code else PRELUDE) + code
-    script = script.replace("redis.Redis()", f"redis.Redis(port={redis_server.port})")
-    if "worker.run()" not in script:
+    for client in ("redis.Redis()", "redis.asyncio.Redis()"):
+        script = script.replace(client, f"{client[:-1]}port={redis_server.port})")
+    if "worker.run()" not in script or "burst=True" in script:  # it ends by itself
         command = [sys.executable, "-c", script]
         done = subprocess.run(command, check=False, capture_output=True, text=True, timeout=RUN_S)
         assert done.returncode == 0, f"{name} failed:\n{done.stderr}"
