@@ -2,12 +2,14 @@
 
 Each ```python block runs as a script of its own against a real Redis (``redis.Redis()`` and
 ``redis.asyncio.Redis()`` are pointed at the test server). A block that does not make its own queue gets one named ``jobs``
-holding an item. A block that runs a worker (``worker.run()``) must drain the queue and then stop
+holding an item. A block that defines tests (``def test_...``) is run by pytest, with rwq's
+plugin, as a service's own tests would be. A block that runs a worker (``worker.run()``) must drain the queue and then stop
 cleanly on SIGTERM, as a service under a supervisor would, unless it runs in burst mode.
 """
 
 from __future__ import annotations
 
+import os
 import re
 import signal
 import subprocess
@@ -44,8 +46,17 @@ def test_the_readme_has_snippets() -> None:
 
 
 @pytest.mark.parametrize(("name", "code"), snippets(), ids=[name for name, _ in snippets()])
-def test_snippet_runs(name: str, code: str, redis_server: RedisServer, r: redis.Redis) -> None:
+def test_snippet_runs(
+    name: str, code: str, redis_server: RedisServer, r: redis.Redis, tmp_path: Path
+) -> None:
     r.flushall()
+    if "\ndef test_" in f"\n{code}":  # a test of a user's service: pytest runs it, with rwq's plugin
+        (tmp_path / "test_snippet.py").write_text(code)
+        env = {**os.environ, "RWQ_TEST_REDIS_URL": redis_server.url}
+        command = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", str(tmp_path)]
+        done = subprocess.run(command, check=False, capture_output=True, text=True, timeout=RUN_S, env=env)
+        assert done.returncode == 0 and " passed" in done.stdout, f"{name} failed:\n{done.stdout}"
+        return
     script = ("" if "WorkQueue(" in code else PRELUDE) + code
     for client in ("redis.Redis()", "redis.asyncio.Redis()"):
         script = script.replace(client, f"{client[:-1]}port={redis_server.port})")
