@@ -39,7 +39,9 @@ def test_every_public_name_is_in_the_guide(name: str) -> None:
 
 @pytest.mark.parametrize("worker", [Worker, AsyncWorker], ids=lambda w: w.__name__)
 def test_every_worker_setting_is_in_the_workers_page(worker: type) -> None:
-    settings = [p for p in inspect.signature(worker.__init__).parameters if p not in ("self", "queue", "handler")]
+    settings = [
+        p for p in inspect.signature(worker.__init__).parameters if p not in ("self", "queue", "handler")
+    ]
     missing = [name for name in settings if f"`{name}" not in _text("workers.md")]
     assert not missing, f"docs/guide/workers.md does not describe {missing}"
 
@@ -61,4 +63,3 @@ def test_the_guide_names_exactly_the_commands_that_take_json() -> None:
         if any("--json" in getattr(p, "opts", ()) for p in command.params)
     }
     assert said == have
-

@@ -1,10 +1,11 @@
 """Every Python snippet of the README and of docs/ runs, so that the docs cannot drift from the code.
 
 Each ```python block runs as a script of its own against a real Redis (``redis.Redis()`` and
-``redis.asyncio.Redis()`` are pointed at the test server). A block that does not make its own queue gets one named ``jobs``
-holding an item. A block that defines tests (``def test_...``) is run by pytest, with rwq's
-plugin, as a service's own tests would be. A block that runs a worker (``worker.run()``) must drain the queue and then stop
-cleanly on SIGTERM, as a service under a supervisor would, unless it runs in burst mode.
+``redis.asyncio.Redis()`` are pointed at the test server). A block that does not make its own
+queue gets one named ``jobs`` holding an item. A block that defines tests (``def test_...``) is
+run by pytest, with rwq's plugin, as a service's own tests would be. A block that runs a worker
+(``worker.run()``) must drain the queue and then stop cleanly on SIGTERM, as a service under a
+supervisor would, unless it runs in burst mode.
 """
 
 from __future__ import annotations
@@ -55,7 +56,8 @@ def test_snippet_runs(
         env = {**os.environ, "RWQ_TEST_REDIS_URL": redis_server.url}
         command = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", str(tmp_path)]
         done = subprocess.run(command, check=False, capture_output=True, text=True, timeout=RUN_S, env=env)
-        assert done.returncode == 0 and " passed" in done.stdout, f"{name} failed:\n{done.stdout}"
+        assert done.returncode == 0, f"{name} failed:\n{done.stdout}"
+        assert " passed" in done.stdout, f"{name} ran no test:\n{done.stdout}"
         return
     script = ("" if "WorkQueue(" in code else PRELUDE) + code
     for client in ("redis.Redis()", "redis.asyncio.Redis()"):
