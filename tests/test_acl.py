@@ -6,6 +6,7 @@ from __future__ import annotations
 import re
 import shlex
 import threading
+import time
 import warnings
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -19,7 +20,7 @@ from click.testing import CliRunner
 from rwq import AsyncWorkQueue, RetryPolicy, Worker, WorkQueue
 from rwq.cli import cli
 from rwq.conformance.redis_server import RedisServer
-from rwq.errors import InvalidArgument, NotReplicated, RedisFailure
+from rwq.errors import InvalidArgument, NoPermission, NotReplicated, RedisFailure, RwqError
 from rwq.protocol import acl
 from rwq.protocol.operations import Lease
 from rwq.protocol.scripts import registry
@@ -30,8 +31,8 @@ LUA = Path(__file__).resolve().parents[1] / "lua"
 QUEUE, OTHER = "jobs", "jobs:high"
 PASSWORD = "secret"
 
-Setup = Callable[[WorkQueue], Any]
-Op = Callable[[WorkQueue, Any], Any]
+Setup = Callable[[Any], Any]
+Op = Callable[[Any, Any], Any]
 
 
 def _held(queue: WorkQueue) -> Lease:
@@ -61,15 +62,36 @@ def _ready(queue: WorkQueue) -> None:
     queue.add("r", b"R")
 
 
+def _due(queue: WorkQueue) -> None:
+    """A delayed item that is due: a lease promotes it (a write) before it pops."""
+    queue.add("d", b"D", delay_ms=1)
+    time.sleep(0.005)
+
+
+def _held_and_ready(queue: WorkQueue) -> Lease:
+    held = _held(queue)
+    _ready(queue)
+    return held
+
+
+def _held_and_due(queue: WorkQueue) -> Lease:
+    held = _held(queue)
+    _due(queue)
+    return held
+
+
 OPERATIONS: dict[str, tuple[Setup, Op]] = {
     "add": (lambda q: None, lambda q, _: q.add("n", b"N")),
     "add_many delayed": (lambda q: None, lambda q, _: q.add_many([("d", b"D")], delay_ms=60_000)),
     "lease": (_ready, lambda q, _: q.lease(60_000)),
     "lease blocking": (_ready, lambda q, _: q.lease(60_000, block=True, timeout_ms=100)),
     "lease_many": (_ready, lambda q, _: q.lease_many(10, 60_000)),
+    "lease a due delayed item": (_due, lambda q, _: q.lease(60_000)),
     "renew": (_held, lambda q, held: q.renew(held, 60_000)),
     "complete": (_held, lambda q, held: q.complete(held, require_lease=True)),
     "complete_and_lease": (_held, lambda q, held: q.complete_and_lease(held, 60_000)),
+    "complete_and_lease, one ready": (_held_and_ready, lambda q, held: q.complete_and_lease(held, 60_000)),
+    "complete_and_lease, one due": (_held_and_due, lambda q, held: q.complete_and_lease(held, 60_000)),
     "release": (_held, lambda q, held: q.release(held, delay_ms=5)),
     "fail": (_held, lambda q, held: q.fail(held, "boom")),
     "fail to dead": (_policied, lambda q, held: q.fail(held, "boom")),
@@ -92,9 +114,12 @@ JOBS: dict[str, set[str]] = {
         "lease",
         "lease blocking",
         "lease_many",
+        "lease a due delayed item",
         "renew",
         "complete",
         "complete_and_lease",
+        "complete_and_lease, one ready",
+        "complete_and_lease, one due",
         "release",
         "fail",
         "fail to dead",
@@ -175,20 +200,55 @@ def refused(exc: BaseException) -> bool:
     return any(sign in str(exc) for sign in ("NOPERM", "no permissions", "can't run", "can't access"))
 
 
-def attempt(
-    role: str, client: redis.Redis, name: str, prefix: str, r: redis.Redis, *, declared_keys: bool = False
-) -> str:
-    """Run one operation as ``client`` on a fresh queue ``prefix``: "ok", "NOPERM" or the error."""
-    r.flushall()
-    setup, op = OPERATIONS[name]
-    state = setup(WorkQueue(r, prefix))
+READERS: dict[bytes, Callable[[redis.Redis, bytes], Any]] = {
+    b"string": lambda r, key: r.get(key),
+    b"list": lambda r, key: r.lrange(key, 0, -1),
+    b"hash": lambda r, key: r.hgetall(key),
+    b"set": lambda r, key: sorted(r.smembers(key)),
+    b"zset": lambda r, key: r.zrange(key, 0, -1, withscores=True),
+}
+
+
+def snapshot(r: redis.Redis) -> dict[bytes, tuple[bytes, Any, bool]]:
+    """The whole Redis: every key with its type, its value and whether it has a TTL."""
+    state: dict[bytes, tuple[bytes, Any, bool]] = {}
+    for key in r.scan_iter(count=1000):
+        kind: bytes = command(r, "TYPE", key)
+        state[key] = (kind, READERS[kind](r, key), r.pttl(key) > 0)
+    return state
+
+
+def outcome_of(role: str, call: Callable[[], Any], r: redis.Redis, *, its_own: bytes = b"") -> str:
+    """Run ``call`` as ``role``: "ok", "NOPERM" for a typed NoPermission after which Redis is
+    unchanged (RWQ-SEC-006: refused before the first write), else what went wrong. ``its_own``:
+    a key the role's job writes first whatever the call (the admin's shard count), left out."""
+    before = snapshot(r)
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("error")  # the server check must not warn either
-            op(WorkQueue(client, prefix, declared_keys=declared_keys), state)
-    except RedisFailure as exc:
-        return "NOPERM" if refused(exc) else f"{role}: {exc}"
+            call()
+    except NoPermission as exc:
+        after = snapshot(r)
+        after.pop(its_own, None) if its_own not in before else None
+        if after != before:
+            changed = sorted(key for key in before.keys() | after.keys() if before.get(key) != after.get(key))
+            return f"{role}: refused after writing {changed}"
+        return "NOPERM" if refused(exc) else f"{role}: NoPermission without a refusal: {exc}"
+    except RwqError as exc:
+        if refused(exc):
+            return f"{role}: refused, but as {type(exc).__name__}: {exc}"
+        return exc.code if snapshot(r) == before else f"{role}: {exc.code} after writing"
     return "ok"
+
+
+def attempt(
+    role: str, client: redis.Redis, name: str, prefix: str, r: redis.Redis, *, declared_keys: bool = False
+) -> str:
+    """Run one operation as ``client`` on a fresh queue ``prefix``: see :func:`outcome_of`."""
+    r.flushall()
+    setup, op = OPERATIONS[name]
+    state = setup(WorkQueue(r, prefix))
+    return outcome_of(role, lambda: op(WorkQueue(client, prefix, declared_keys=declared_keys), state), r)
 
 
 def test_spec_role_table_is_the_code() -> None:
@@ -272,8 +332,6 @@ def test_each_role_does_its_job_with_declared_keys(
         for name in OPERATIONS
     }
     can = JOBS[role] | ALSO[role] | (POLICY_WRITES if role in ("worker", "operator") else set())
-    if role == "operator":  # a declared lease part checks the tail with LRANGE before any RPOP, and
-        can |= {"complete_and_lease"}  # here it finds nothing ready: the operator may complete
     expected = {name: ("ok" if name in can else "NOPERM", "NOPERM") for name in OPERATIONS}
     assert outcome == expected
 
@@ -282,10 +340,11 @@ def test_a_default_role_refuses_declared_calls_of_the_policy(
     users: dict[str, redis.Redis], r: redis.Redis
 ) -> None:
     """Why the profile is off by default: Redis 7 checks declared keys as read-write, and the
-    default worker may only read ``P:policy`` (``%R~``)."""
+    default worker may only read ``P:policy`` (``%R~``), the default producer ``P:dead``."""
     assert attempt("worker", users["worker"], "lease", QUEUE, r) == "ok"
     assert attempt("worker", users["worker"], "lease", QUEUE, r, declared_keys=True) == "NOPERM"
-    assert attempt("producer", users["producer"], "add", QUEUE, r, declared_keys=True) == "ok"
+    assert attempt("producer", users["producer"], "add", QUEUE, r) == "ok"
+    assert attempt("producer", users["producer"], "add", QUEUE, r, declared_keys=True) == "NOPERM"
 
 
 def test_admin_loads_the_scripts(users: dict[str, redis.Redis], r: redis.Redis) -> None:
@@ -449,15 +508,36 @@ def test_producers_and_workers_may_wait_for_replicas(users: dict[str, redis.Redi
 
 
 SHARDS = 3
+
+
+def _unrecorded(queue: ShardedWorkQueue) -> None:
+    """A sharded queue whose shard count no one recorded yet (the admin's job, RWQ-SHARD-009)."""
+    queue.queues[0]._redis.delete(f"{queue.layout.prefixes[0]}:shards")
+
+
+def _other_count(queue: ShardedWorkQueue, _: Any) -> Any:
+    """The queue opened with another shard count than the recorded one."""
+    return ShardedWorkQueue(queue.queues[0]._redis, queue.prefix, shards=SHARDS + 1).counts()
+
+
 SHARDED_OPERATIONS: dict[str, tuple[Setup, Op]] = {
     **OPERATIONS,
     "lease blocking on the bell": (lambda q: None, lambda q, _: q.lease(60_000, block=True, timeout_ms=50)),
     "release now": (_held, lambda q, held: q.release(held)),
+    "record the shard count": (_unrecorded, lambda q, _: q.record_shard_count()),
+    "add, no shard count recorded": (_unrecorded, lambda q, _: q.add("n", b"N")),
+    "open with another shard count": (lambda q: None, _other_count),
 }
-"""The operations of a sharded queue (SPEC §19): the plain queue's, and the two that use the
-doorbell besides add and the dead requeue (a blocking lease waits on it, a release rings it)."""
+"""The operations of a sharded queue (SPEC §19): the plain queue's, the two that use the
+doorbell besides add and the dead requeue (a blocking lease waits on it, a release rings it),
+and the shard count's: recording it (the admin's job), a first use before it is recorded, and
+a client with another count."""
 
-SHARDED_JOBS = {**JOBS, "worker": JOBS["worker"] | {"lease blocking on the bell", "release now"}}
+SHARDED_JOBS = {
+    **JOBS,
+    "worker": JOBS["worker"] | {"lease blocking on the bell", "release now"},
+    "admin": JOBS["admin"] | {"record the shard count"},
+}
 SHARDED_ALSO = {**ALSO, "operator": ALSO["operator"] | {"release now"}}  # it may release (never lease)
 
 
@@ -468,21 +548,30 @@ def sharded_users(r: redis.Redis, redis_server: RedisServer) -> Iterator[dict[st
 
 
 def attempt_sharded(
-    client: redis.Redis, name: str, prefix: str, r: redis.Redis, *, caplog: pytest.LogCaptureFixture
+    role: str,
+    client: redis.Redis,
+    name: str,
+    prefix: str,
+    r: redis.Redis,
+    *,
+    caplog: pytest.LogCaptureFixture,
 ) -> str:
-    """One operation as ``client`` on a fresh sharded queue: "ok", "NOPERM", "no ring" (the role
-    could not ring the doorbell, which the client only logs) or the error."""
+    """One operation as ``client`` on a fresh sharded queue whose count an unrestricted client
+    recorded: see :func:`outcome_of`, or "no ring" (the role could not ring the doorbell, which
+    the client only logs)."""
     r.flushall()
     caplog.clear()
     setup, op = SHARDED_OPERATIONS[name]
-    state = setup(ShardedWorkQueue(r, prefix, shards=SHARDS))  # type: ignore[arg-type]
-    try:
-        op(ShardedWorkQueue(client, prefix, shards=SHARDS), state)  # type: ignore[arg-type]
-    except RedisFailure as exc:
-        return "NOPERM" if refused(exc) else str(exc)
-    if any("doorbell" in record.getMessage() for record in caplog.records):
+    queue = ShardedWorkQueue(r, prefix, shards=SHARDS)
+    queue.record_shard_count()
+    state = setup(queue)
+    # The admin's first call on a queue with no count records it, its job (RWQ-SHARD-009).
+    its_own = f"{{{prefix}#0}}:shards".encode() if role == "admin" else b""
+    call = lambda: op(ShardedWorkQueue(client, prefix, shards=SHARDS), state)  # noqa: E731
+    outcome = outcome_of(role, call, r, its_own=its_own)
+    if outcome == "ok" and any("doorbell" in record.getMessage() for record in caplog.records):
         return "no ring"
-    return "ok"
+    return outcome
 
 
 @pytest.mark.parametrize("role", list(acl.ROLES))
@@ -495,13 +584,15 @@ def test_each_role_does_its_job_on_its_sharded_queue_only(
     client = sharded_users[role]
     outcome = {
         name: (
-            attempt_sharded(client, name, QUEUE, r, caplog=caplog),
-            attempt_sharded(client, name, OTHER, r, caplog=caplog),
+            attempt_sharded(role, client, name, QUEUE, r, caplog=caplog),
+            attempt_sharded(role, client, name, OTHER, r, caplog=caplog),
         )
         for name in SHARDED_OPERATIONS
     }
     can = SHARDED_JOBS[role] | SHARDED_ALSO[role]
     expected = {name: ("ok" if name in can else "NOPERM", "NOPERM") for name in SHARDED_OPERATIONS}
+    # Every role that may read shard 0's count is told its count is another (nothing written).
+    expected["open with another shard count"] = ("SHARD_MISMATCH", "NOPERM")
     assert outcome == expected
 
 
@@ -510,7 +601,8 @@ def test_sharded_roles_name_every_shard_and_nothing_more(r: redis.Redis) -> None
     of sharded queue ``jobs#1`` (``{jobs#1#0}``), checked by Redis itself (ACL DRYRUN)."""
     words = shlex.split(rwq_acl("worker", "--prefix", QUEUE, "--shards", "12"))
     patterns = {word for word in words if "~" in word}
-    assert {"~{jobs#[0-9]}:queue", "~{jobs#1[0-1]}:queue", "~{jobs#bell}", "~{jobs#0}:shards"} <= patterns
+    assert {"~{jobs#[0-9]}:queue", "~{jobs#1[0-1]}:queue", "~{jobs#bell}", "%R~{jobs#0}:shards"} <= patterns
+    assert "~{jobs#0}:shards" in shlex.split(rwq_acl("admin", "--prefix", QUEUE, "--shards", "12"))
     assert "%R~{jobs#[0-9]}:policy" in patterns
     assert "+blpop" in words
     assert "+blmove" not in words

@@ -27,7 +27,7 @@ from redis.cluster import RedisCluster
 
 from .aio import AsyncWorkQueue
 from .client import WorkQueue
-from .errors import RwqError
+from .errors import NoPermission, RwqError
 from .protocol import sharding as plans
 from .protocol.operations import CleanReport, Counts, DeadItem, FailResult, Lease, Outcome, RetryPolicy
 from .protocol.sharding import OnBell, ShardLayout, ShardPlan
@@ -49,6 +49,16 @@ class ShardedWorkQueue:
     @property
     def prefix(self) -> str:
         return self.layout.prefix
+
+    def record_shard_count(self) -> None:
+        """Record the queue's shard count in shard 0 when none is recorded, else check this
+        client's against it (``ShardMismatch``). Every first operation does this; under the ACL
+        roles of SPEC §13.1 only the admin may record, so the admin runs this once, first."""
+        try:
+            self.queues[0]._run(plans.check_count(self.layout))
+        except NoPermission as exc:
+            raise plans.unrecorded(self.layout, exc) from exc
+        self._counted = True
 
     def add(self, item_id: str, data: bytes, *, delay_ms: int = 0) -> bool:
         """Add an item to its shard, ready now or after ``delay_ms``; False if the id is known."""
@@ -153,8 +163,7 @@ class ShardedWorkQueue:
         try:
             step = next(plan)  # a plan checks all of its arguments before its first step
             if not self._counted:
-                self.queues[0]._run(plans.check_count(self.layout))  # once, before the first I/O
-                self._counted = True
+                self.record_shard_count()  # once, before the first I/O
             while True:
                 if isinstance(step, OnBell):
                     step = plan.send(self._bell(step))
@@ -187,6 +196,14 @@ class AsyncShardedWorkQueue:
     @property
     def prefix(self) -> str:
         return self.layout.prefix
+
+    async def record_shard_count(self) -> None:
+        """:meth:`ShardedWorkQueue.record_shard_count`."""
+        try:
+            await self.queues[0]._run(plans.check_count(self.layout))
+        except NoPermission as exc:
+            raise plans.unrecorded(self.layout, exc) from exc
+        self._counted = True
 
     async def add(self, item_id: str, data: bytes, *, delay_ms: int = 0) -> bool:
         """Add an item to its shard, ready now or after ``delay_ms``; False if the id is known."""
@@ -293,8 +310,7 @@ class AsyncShardedWorkQueue:
         try:
             step = next(plan)  # a plan checks all of its arguments before its first step
             if not self._counted:
-                await self.queues[0]._run(plans.check_count(self.layout))  # once, before the first I/O
-                self._counted = True
+                await self.record_shard_count()  # once, before the first I/O
             while True:
                 if isinstance(step, OnBell):
                     step = plan.send(await self._bell(step))

@@ -18,7 +18,7 @@ from collections.abc import Callable, Generator, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, TypeAlias, TypeVar
 
-from ..errors import InvalidArgument, InvalidType, ShardMismatch
+from ..errors import InvalidArgument, InvalidType, NoPermission, ShardMismatch
 from . import validation as v
 from .commands import Call, Plan, RunScript
 from .operations import (
@@ -88,6 +88,16 @@ def check_count(layout: ShardLayout) -> Plan[None]:
             f"queue {layout.prefix!r} has {recorded} shards recorded in {layout.prefixes[0]}:shards, "
             f"this client {layout.count}: they would route ids to different shards"
         )
+
+
+def unrecorded(layout: ShardLayout, refusal: NoPermission) -> NoPermission:
+    """The refusal of :func:`check_count` in plain words: with no count recorded, the script tried
+    to record this client's, and this user may not (only the admin role may, RWQ-SHARD-009)."""
+    return NoPermission(
+        f"this user may not record the shard count of sharded queue {layout.prefix!r}, and none is "
+        f"recorded in {layout.prefixes[0]}:shards (only the admin role records it, RWQ-SHARD-009): "
+        f"run `rwq shards --prefix {layout.prefix} --shards {layout.count}` as the admin first ({refusal})"
+    )
 
 
 def rotation(start: int, count: int) -> list[int]:
@@ -367,7 +377,9 @@ def complete_and_lease(
 ) -> ShardPlan[tuple[list[Outcome], list[Lease]]]:
     """complete_and_lease(_many): in one call when every item is on the shard next in the
     rotation (what that shard lacks is then leased from the others, in rotation order), else
-    completes and leases in two, so that the fast path starves no shard (RWQ-SHARD-005)."""
+    leases and completes in separate calls, so that the fast path starves no shard
+    (RWQ-SHARD-005). The lease comes first, so that a caller that may not lease (the operator
+    role) is refused before anything is written (RWQ-SEC-006)."""
     items = v.batch(items, "items")
     v.batch_size(len(items), "items to complete")
     v.batch_size(count, "count")
@@ -383,8 +395,8 @@ def complete_and_lease(
                 break
             leased += yield OnShard(shard, "lease_many", (count - len(leased), lease_ms))
         return outcomes, leased
-    outcomes = yield from complete_many(layout, items, require_lease)
-    return outcomes, (yield from lease_many(layout, turns, count, lease_ms))
+    leased = yield from lease_many(layout, turns, count, lease_ms)
+    return (yield from complete_many(layout, items, require_lease)), leased
 
 
 def every_shard(layout: ShardLayout, method: str, **kwargs: Any) -> ShardPlan[list[Any]]:

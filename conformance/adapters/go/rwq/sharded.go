@@ -124,6 +124,12 @@ func (s *ShardedQueue) ready(ctx context.Context) error {
 	first := s.shards[0]
 	reply, err := first.eval(ctx, "shards", first.one(), len(s.shards))
 	if err != nil {
+		if ACLRefused(err) {
+			return &Error{Code: CodeRedisError, Err: err, Message: fmt.Sprintf(
+				"this user may not record the shard count of sharded queue %q, and none is recorded in %s:shards "+
+					"(only the admin role records it, RWQ-SHARD-009): run `rwq shards --prefix %s --shards %d` as the admin first (%v)",
+				s.prefix, first.prefix, s.prefix, len(s.shards), err)}
+		}
 		return err
 	}
 	recorded, ok := reply.(int64)
@@ -544,12 +550,17 @@ func completeAndLease[T any](ctx context.Context, s *ShardedQueue, items []T, id
 		}
 		return outcomes, leases, nil
 	}
+	// The lease comes first: a caller that may not lease (the operator role) is refused before
+	// anything is written (RWQ-SEC-006).
+	leases, err := s.leaseMany(ctx, count, leaseMs)
+	if err != nil {
+		return nil, nil, err
+	}
 	outcomes, err := complete()
 	if err != nil {
 		return nil, nil, err
 	}
-	leases, err := s.leaseMany(ctx, count, leaseMs)
-	return outcomes, leases, err
+	return outcomes, leases, nil
 }
 
 // Release gives a held item back to its shard's queue at once: true when released, false when
