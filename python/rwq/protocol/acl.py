@@ -127,7 +127,7 @@ ROLES: dict[str, Role] = {
         ),
         Role(
             "admin",
-            "load the scripts, set and read the retry policy",
+            "load the scripts, set and read the retry policy, record a sharded queue's shard count",
             "nothing",
             ("set_policy",),
             ("script|load", "hgetall"),
