@@ -20,7 +20,7 @@ from click.testing import CliRunner
 from rwq import AsyncWorkQueue, RetryPolicy, Worker, WorkQueue
 from rwq.cli import cli
 from rwq.conformance.redis_server import RedisServer
-from rwq.errors import InvalidArgument, NoPermission, NotReplicated, RedisFailure, RwqError
+from rwq.errors import InvalidArgument, NoPermission, NotReplicated, RedisFailure, RwqError, ShardMismatch
 from rwq.protocol import acl
 from rwq.protocol.operations import Lease
 from rwq.protocol.scripts import registry
@@ -631,3 +631,39 @@ def test_sharded_roles_name_every_shard_and_nothing_more(r: redis.Redis) -> None
         result = CliRunner().invoke(cli, ["acl", "worker", *bad])
         assert result.exit_code == 1
         assert "INVALID_ARGUMENT" in result.output
+
+
+def test_a_wrong_shard_count_records_nothing_and_the_admin_records_the_right_one(
+    r: redis.Redis, redis_server: RedisServer
+) -> None:
+    """#21: as the worker or operator of a 4-shard queue, a client opened with 5 shards wrote
+    ``{P#0}:shards = 5`` before it was refused, and every correct client then got SHARD_MISMATCH.
+    Now only the admin records the count (RWQ-SHARD-009), with ``rwq shards``."""
+    r.flushall()
+    for role in acl.ROLES:
+        create_user(r, rwq_acl(role, "--prefix", QUEUE, "--shards", "4", "--user", f"four-{role}"))
+    clients = {role: connect(redis_server, f"four-{role}") for role in acl.ROLES}
+    try:
+        for role in ("producer", "worker", "operator"):
+            for shards in (5, 4):
+                with pytest.raises(NoPermission, match=f"rwq shards --prefix jobs --shards {shards}"):
+                    ShardedWorkQueue(clients[role], QUEUE, shards=shards).add("a", b"x")
+                assert r.keys("*") == []
+        url = f"redis://four-admin:{PASSWORD}@127.0.0.1:{redis_server.port}/0"
+        recorded = CliRunner().invoke(
+            cli, ["shards", "--prefix", QUEUE, "--shards", "4", "--url", url, "--json"]
+        )
+        assert recorded.exit_code == 0, recorded.output
+        assert r.get("{jobs#0}:shards") == b"4"
+        assert ShardedWorkQueue(clients["producer"], QUEUE, shards=4).add("a", b"x")
+        with pytest.raises(ShardMismatch):
+            ShardedWorkQueue(clients["worker"], QUEUE, shards=5).lease(1000)
+        assert ShardedWorkQueue(clients["worker"], QUEUE, shards=4).lease(1000) is not None
+        mismatch = CliRunner().invoke(cli, ["shards", "--prefix", QUEUE, "--shards", "5", "--url", url])
+        assert mismatch.exit_code == 1
+        assert "SHARD_MISMATCH" in mismatch.output
+        assert r.get("{jobs#0}:shards") == b"4"
+    finally:
+        for role, client in clients.items():
+            client.close()
+            r.acl_deluser(f"four-{role}")
