@@ -14,7 +14,8 @@
 -- ARGV     1..1000 ids (or id, token pairs) to complete, as complete.lua ARGV[2..]
 -- Reply    [complete reply, lease reply], each exactly as the script of that name replies
 -- Errors   RWQ_INVALID_ARGUMENT, RWQ_WRONG_TYPE from either part, before anything is written
--- Effects  those of complete.lua, then those of lease.lua
+-- Effects  those of complete.lua, then those of lease.lua; lease.lua's first RPOP comes before
+--          complete.lua's writes, so a caller whose ACL refuses RPOP writes nothing (RWQ-SEC-006)
 -- Cost     1 round trip; the sum of both parts
 local function complete_part(KEYS, ARGV, completing)
 local queue, processing = KEYS[1], KEYS[2]

@@ -27,7 +27,9 @@
 -- Effects  per leased item: the id from the right of <P>:queue to the left of <P>:processing (as
 --          LMOVE RIGHT LEFT would; flat: ZADD <P>:in_flight (now + lease_ms) <id> instead);
 --          SET <P>:lease:<id> token PX lease_ms (and the legacy key when asked);
---          retry: HSET <P>:attempts <id> (attempts + 1); delay: see "promotion" in SPEC
+--          retry: HSET <P>:attempts <id> (attempts + 1); delay: see "promotion" in SPEC. The
+--          first RPOP comes before the first write (promotion pushes at the left, after it), so
+--          a caller whose ACL refuses RPOP writes nothing (RWQ-SEC-006)
 -- Cost     1 round trip; O(count + skipped + promoted)
 local queue, processing = KEYS[1] or '', KEYS[2]
 local prefix = string.sub(queue, 1, -6)
