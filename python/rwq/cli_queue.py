@@ -551,7 +551,7 @@ def find_queues(client: Any, *, cluster: bool) -> list[str]:
 
 def queue_counts(client: Any, prefixes: list[str]) -> tuple[list[dict[str, Any]], int]:
     """Each queue's counts, as ``rwq stats`` reads them, and how many queues were skipped because
-    this user may not read them (its ACL refuses it, RWQ-SEC-006). A prefix rwq refuses is left
+    this user may not read them (its ACL role is for other queues, SPEC §13.1). A prefix rwq refuses is left
     out. A shard of a sharded queue, ``{P#i}``, is counted on its own (RWQ-KEYS-010 lets only the
     sharded queue open it, so it is read through :class:`~rwq.protocol.validation.ShardPrefix`)."""
     rows, skipped = [], 0
@@ -572,7 +572,8 @@ def say_skipped(skipped: int) -> None:
     if skipped:
         noun = "queue" if skipped == 1 else "queues"
         click.echo(
-            f"skipped {skipped} {noun} this user may not read (its ACL refused them, RWQ-SEC-006)", err=True
+            f"skipped {skipped} {noun} this user may not read (its ACL role is for other queues, SPEC §13.1)",
+            err=True,
         )
 
 
