@@ -6,7 +6,9 @@ hash slot of ``P#i``, so a Redis Cluster spreads the shards over its masters. Ev
 queue must use the same number of shards: an id always lands on shard ``CRC-32(id) % shards``,
 so ``add`` stays idempotent. The first operation records the count in shard 0
 (``{P#0}:shards``), or checks it against the one recorded there: a client with another count
-gets ``ShardMismatch``. Leases visit the shards in rotation, one step further each call, so that
+gets ``ShardMismatch``. Under the ACL roles only the admin may record it
+(:meth:`ShardedWorkQueue.record_shard_count`, ``rwq shards``); the others get ``NoPermission``
+until it is recorded. Leases visit the shards in rotation, one step further each call, so that
 a non-empty shard is tried first at least once every ``shards`` calls; with every shard
 non-empty, one consumer takes from each in turn, and the k-th oldest item of a shard is leased
 within ``shards * k`` calls. A blocking lease that finds every shard empty waits on the
