@@ -86,16 +86,26 @@ OPERATIONS: dict[str, tuple[Setup, Op]] = {
     "lease": (_ready, lambda q, _: q.lease(60_000)),
     "lease blocking": (_ready, lambda q, _: q.lease(60_000, block=True, timeout_ms=100)),
     "lease_many": (_ready, lambda q, _: q.lease_many(10, 60_000)),
+    "lease_visit": (_ready, lambda q, _: q.lease_visit(60_000)),
     "lease a due delayed item": (_due, lambda q, _: q.lease(60_000)),
     "renew": (_held, lambda q, held: q.renew(held, 60_000)),
+    "renew_many": (_held, lambda q, held: q.renew_many([held], 60_000)),
     "complete": (_held, lambda q, held: q.complete(held, require_lease=True)),
+    "complete_many": (_held, lambda q, held: q.complete_many([held])),
     "complete_and_lease": (_held, lambda q, held: q.complete_and_lease(held, 60_000)),
     "complete_and_lease, one ready": (_held_and_ready, lambda q, held: q.complete_and_lease(held, 60_000)),
     "complete_and_lease, one due": (_held_and_due, lambda q, held: q.complete_and_lease(held, 60_000)),
+    "complete_and_lease_many": (
+        _held_and_ready,
+        lambda q, held: q.complete_and_lease_many([held], 2, 60_000),
+    ),
     "release": (_held, lambda q, held: q.release(held, delay_ms=5)),
+    "release_many": (_held, lambda q, held: q.release_many([held], delay_ms=5)),
     "fail": (_held, lambda q, held: q.fail(held, "boom")),
     "fail to dead": (_policied, lambda q, held: q.fail(held, "boom")),
     "counts": (lambda q: None, lambda q, _: q.counts()),
+    "queue_len": (_ready, lambda q, _: q.queue_len()),
+    "processing_len": (_held, lambda q, _: q.processing_len()),
     "light_clean": (_held, lambda q, _: q.light_clean()),
     "deep_clean": (_held, lambda q, _: q.deep_clean()),
     "dead_items": (_dead, lambda q, _: q.dead_items()),
@@ -114,18 +124,25 @@ JOBS: dict[str, set[str]] = {
         "lease",
         "lease blocking",
         "lease_many",
+        "lease_visit",
         "lease a due delayed item",
         "renew",
+        "renew_many",
         "complete",
+        "complete_many",
         "complete_and_lease",
         "complete_and_lease, one ready",
         "complete_and_lease, one due",
+        "complete_and_lease_many",
         "release",
+        "release_many",
         "fail",
         "fail to dead",
     },
     "operator": {
         "counts",
+        "queue_len",
+        "processing_len",
         "light_clean",
         "deep_clean",
         "dead_items",
@@ -142,10 +159,43 @@ DEAD_LETTER = {"dead_items", "dead_item", "requeue_dead", "purge_dead"}
 ALSO: dict[str, set[str]] = {
     "producer": set(),
     "worker": {"add", "add_many delayed", "light_clean", "retry_policy", *DEAD_LETTER},
-    "operator": {"add", "add_many delayed", "renew", "complete", "release", "fail", "fail to dead"},
+    "operator": {
+        "add",
+        "add_many delayed",
+        "renew",
+        "renew_many",
+        "complete",
+        "complete_many",
+        "release",
+        "release_many",
+        "fail",
+        "fail to dead",
+    },
     "admin": set(),
 }
 """What else each role can do (``Role.also`` says it in words); every other operation is refused."""
+
+
+def allowed(role: str, jobs: dict[str, set[str]] = JOBS, also: dict[str, set[str]] = ALSO) -> set[str]:
+    """The operations ``role`` may run; every other one is refused and must write nothing. A role
+    that none of these tables names yet may do nothing: the matrices below cover it all the same."""
+    return jobs.get(role, set()) | also.get(role, set())
+
+
+def method(operation: str) -> str:
+    """The client method an entry of OPERATIONS calls: its name's first word."""
+    return re.split(r"[ ,]", operation)[0]
+
+
+def test_the_matrices_cover_every_operation() -> None:
+    """Every public method of the clients is in OPERATIONS (or SHARDED_OPERATIONS), so the role x
+    operation matrices below run it as every role of acl.ROLES: a new method fails here until it
+    has an entry."""
+    for client, operations in ((WorkQueue, OPERATIONS), (ShardedWorkQueue, SHARDED_OPERATIONS)):
+        public = {
+            name for name in dir(client) if not name.startswith("_") and callable(getattr(client, name))
+        }
+        assert public <= {method(name) for name in operations}, client.__name__
 
 
 def spec_section() -> str:
@@ -302,7 +352,7 @@ def test_each_role_does_its_job_on_its_queue_only(
         name: (attempt(role, users[role], name, QUEUE, r), attempt(role, users[role], name, OTHER, r))
         for name in OPERATIONS
     }
-    can = JOBS[role] | ALSO[role]
+    can = allowed(role)
     expected = {name: ("ok" if name in can else "NOPERM", "NOPERM") for name in OPERATIONS}
     assert outcome == expected
 
@@ -331,7 +381,7 @@ def test_each_role_does_its_job_with_declared_keys(
         )
         for name in OPERATIONS
     }
-    can = JOBS[role] | ALSO[role] | (POLICY_WRITES if role in ("worker", "operator") else set())
+    can = allowed(role) | (POLICY_WRITES if role in ("worker", "operator") else set())
     expected = {name: ("ok" if name in can else "NOPERM", "NOPERM") for name in OPERATIONS}
     assert outcome == expected
 
@@ -521,10 +571,10 @@ def _other_count(queue: ShardedWorkQueue, _: Any) -> Any:
 
 
 SHARDED_OPERATIONS: dict[str, tuple[Setup, Op]] = {
-    **OPERATIONS,
+    **{name: op for name, op in OPERATIONS.items() if hasattr(ShardedWorkQueue, method(name))},
     "lease blocking on the bell": (lambda q: None, lambda q, _: q.lease(60_000, block=True, timeout_ms=50)),
     "release now": (_held, lambda q, held: q.release(held)),
-    "record the shard count": (_unrecorded, lambda q, _: q.record_shard_count()),
+    "record_shard_count": (_unrecorded, lambda q, _: q.record_shard_count()),
     "add, no shard count recorded": (_unrecorded, lambda q, _: q.add("n", b"N")),
     "open with another shard count": (lambda q: None, _other_count),
 }
@@ -536,7 +586,7 @@ a client with another count."""
 SHARDED_JOBS = {
     **JOBS,
     "worker": JOBS["worker"] | {"lease blocking on the bell", "release now"},
-    "admin": JOBS["admin"] | {"record the shard count"},
+    "admin": JOBS["admin"] | {"record_shard_count"},
 }
 SHARDED_ALSO = {**ALSO, "operator": ALSO["operator"] | {"release now"}}  # it may release (never lease)
 
@@ -589,7 +639,7 @@ def test_each_role_does_its_job_on_its_sharded_queue_only(
         )
         for name in SHARDED_OPERATIONS
     }
-    can = SHARDED_JOBS[role] | SHARDED_ALSO[role]
+    can = allowed(role, SHARDED_JOBS, SHARDED_ALSO)
     expected = {name: ("ok" if name in can else "NOPERM", "NOPERM") for name in SHARDED_OPERATIONS}
     # Every role that may read shard 0's count is told its count is another (nothing written).
     expected["open with another shard count"] = ("SHARD_MISMATCH", "NOPERM")
