@@ -27,7 +27,9 @@
 -- Effects  per leased item: the id from the right of <P>:queue to the left of <P>:processing (as
 --          LMOVE RIGHT LEFT would; flat: ZADD <P>:in_flight (now + lease_ms) <id> instead);
 --          SET <P>:lease:<id> token PX lease_ms (and the legacy key when asked);
---          retry: HSET <P>:attempts <id> (attempts + 1); delay: see "promotion" in SPEC
+--          retry: HSET <P>:attempts <id> (attempts + 1); delay: see "promotion" in SPEC. The
+--          first RPOP comes before the first write (promotion pushes at the left, after it), so
+--          a caller whose ACL refuses RPOP writes nothing (RWQ-SEC-006)
 -- Cost     1 round trip; O(count + skipped + promoted)
 local queue, processing = KEYS[1] or '', KEYS[2]
 local prefix = string.sub(queue, 1, -6)
@@ -167,44 +169,56 @@ while not bad and not cut and will_grant < count and will_skip < 1000 do
   seen = seen + size
 end
 if bad then return redis.error_reply('RWQ_WRONG_TYPE ' .. bad .. ' holds another Redis type than SPEC 3 gives it') end
--- rwq:keys-checked (no error reply below this line: the composite's bodies run after both checks)
 
-local due_in = -1
-if promoting then
-  for _, id in ipairs(due_ids) do
-    local data = redis.call('HGET', delayed .. ':data', id)
-    if data and redis.call('SET', prefix .. 'item:' .. id, data, 'NX') then
-      redis.call('DEL', prefix .. 'lease:' .. id, prefix .. 'leased_by_session:' .. id)
-      redis.call('LPUSH', queue, id)
-    end
-    redis.call('ZREM', delayed, id)
-    redis.call('HDEL', delayed .. ':data', id)
-  end
-  local next_due = redis.call('ZRANGE', delayed, 0, 0, 'WITHSCORES')[2]
-  if next_due then due_in = math.max(tonumber(next_due) - now, 0) end
-end
-
--- Entries are popped a batch at a time; those that stay in flight are pushed once at the end, in
--- pop order, which leaves processing as one LMOVE per entry would. `entered` marks the ids this
--- call gave an entry, which the checks below count as entries already there.
-local result, skipped, flat = {0, now, due_in}, 0, ARGV[5] == '1'
-local to_processing, to_in_flight, entered = {}, {}, {}
-while #result - 3 < count and skipped < 1000 do
+-- The first pop comes here, before this call's first write (promotion below, and the
+-- composite's complete part): Redis checks RPOP against the caller's ACL, so a caller that may
+-- not lease (the operator role) is refused before anything is written (RWQ-SEC-006). Promotion
+-- pushes at the head, so the tail popped first is what a pop after it would take.
+local result, skipped = {0, now, -1}, 0
+-- One RPOP of what the call still needs. Profile declared-keys: pop no id whose keys the call
+-- does not declare (complete_and_lease may have removed entries the walk above counted): only
+-- the declared run at the tail; with none, RPOP pops 0 (the first pop still checks the ACL).
+local function take()
   local n = math.min(count - (#result - 3), 1000 - skipped)
   if declared then
-    -- Profile declared-keys: pop no id whose keys the call does not declare (complete_and_lease
-    -- may have removed entries the walk above counted): only the declared run at the tail.
     local tail, run = redis.call('LRANGE', queue, -n, -1), 0
     for j = #tail, 1, -1 do
       if not declared[tail[j]] then break end
       run = run + 1
     end
     if run < #tail then cut = true end
-    if run == 0 then break end
     n = run
   end
   local popped = redis.call('RPOP', queue, n)
-  if not popped then break end
+  return popped and #popped > 0 and popped
+end
+local popped = take()
+-- rwq:keys-checked (no error reply below this line: the composite's bodies run after both checks)
+
+local promoted = 0
+if promoting then
+  for _, id in ipairs(due_ids) do
+    local data = redis.call('HGET', delayed .. ':data', id)
+    if data and redis.call('SET', prefix .. 'item:' .. id, data, 'NX') then
+      redis.call('DEL', prefix .. 'lease:' .. id, prefix .. 'leased_by_session:' .. id)
+      redis.call('LPUSH', queue, id)
+      promoted = promoted + 1
+    end
+    redis.call('ZREM', delayed, id)
+    redis.call('HDEL', delayed .. ':data', id)
+  end
+  local next_due = redis.call('ZRANGE', delayed, 0, 0, 'WITHSCORES')[2]
+  if next_due then result[3] = math.max(tonumber(next_due) - now, 0) end
+end
+-- The first pop found nothing: pop again only if promotion pushed ids since.
+if not popped and promoted > 0 and not cut then popped = take() end
+
+-- Entries are popped a batch at a time; those that stay in flight are pushed once at the end, in
+-- pop order, which leaves processing as one LMOVE per entry would. `entered` marks the ids this
+-- call gave an entry, which the checks below count as entries already there.
+local flat = ARGV[5] == '1'
+local to_processing, to_in_flight, entered = {}, {}, {}
+while popped do
   for _, id in ipairs(popped) do
     local item_key = prefix .. 'item:' .. id
     local data = payload[id] or redis.call('GET', item_key)
@@ -243,6 +257,8 @@ while #result - 3 < count and skipped < 1000 do
     end
     if not granted then skipped = skipped + 1 end
   end
+  if #result - 3 >= count or skipped >= 1000 then break end
+  popped = take()
 end
 if skipped >= 1000 or cut or due_cut then result[1] = 1 end
 if #to_processing > 0 then redis.call('LPUSH', processing, unpack(to_processing)) end

@@ -6,8 +6,10 @@
 -- DECLARED <P>:shards   (profile declared-keys, SPEC §20; <P> is shard 0's {P#0}:)
 -- ARGV[1]  shards        integer, 1..1024: this client's count
 -- Reply    the recorded count: ARGV[1] when none was recorded before this call
--- Errors   RWQ_INVALID_ARGUMENT, RWQ_WRONG_TYPE (nothing is written)
--- Effects  SET {P#0}:shards shards NX (no TTL)
+-- Errors   RWQ_INVALID_ARGUMENT, RWQ_WRONG_TYPE (nothing is written); when none is recorded and
+--          the caller's ACL may only read {P#0}:shards (every role but the admin's, SPEC §13.1),
+--          Redis refuses the SET and nothing is written (RWQ-SHARD-009)
+-- Effects  SET {P#0}:shards shards, only when no count is recorded (no TTL)
 -- Cost     1 round trip; O(1)
 local queue = KEYS[1] or ''
 if #KEYS < 1 or not string.match(queue, '^{.+#0}:queue$') then
@@ -49,8 +51,13 @@ local kind = redis.call('TYPE', key).ok
 if kind ~= 'none' and kind ~= 'string' then
   return redis.error_reply('RWQ_WRONG_TYPE ' .. key .. ' holds another Redis type than SPEC 3 gives it')
 end
-redis.call('SET', key, shards, 'NX')
--- A count stored by any client: a positive integer, anything else reads as 0 (a mismatch).
+-- Read first: a recorded count needs no write, so that a caller that may only read the key
+-- checks it (RWQ-SHARD-009).
 local stored = redis.call('GET', key)
+if not stored then
+  redis.call('SET', key, shards)
+  stored = ARGV[1]
+end
+-- A count stored by any client: a positive integer, anything else reads as 0 (a mismatch).
 local n = string.match(stored, '^[1-9]%d*$') and tonumber(stored)
 return (n and n <= 1024) and n or 0

@@ -24,11 +24,19 @@ from jsonschema import Draft202012Validator  # type: ignore[import-untyped,unuse
 from rwq import AsyncJob, AsyncWorker, AsyncWorkQueue, RetryPolicy, Worker, WorkQueue
 from rwq.cli import cli
 from rwq.conformance.redis_server import RedisServer
-from rwq.errors import InvalidArgument, NotReplicated, PolicyMissing, RedisFailure
+from rwq.errors import (
+    InvalidArgument,
+    NoPermission,
+    NotReplicated,
+    PolicyMissing,
+    RedisFailure,
+    RwqError,
+    ShardMismatch,
+)
 from rwq.protocol import acl
 from rwq.protocol.operations import Lease
 from rwq.protocol.scripts import registry
-from rwq.sharded import ShardedWorkQueue
+from rwq.sharded import AsyncShardedWorkQueue, ShardedWorkQueue
 from rwq.worker import DEFAULT_RETRY
 
 SPEC = Path(__file__).resolve().parents[1] / "SPEC.md"
@@ -36,8 +44,8 @@ LUA = Path(__file__).resolve().parents[1] / "lua"
 QUEUE, OTHER = "jobs", "jobs:high"
 PASSWORD = "secret"
 
-Setup = Callable[[WorkQueue], Any]
-Op = Callable[[WorkQueue, Any], Any]
+Setup = Callable[[Any], Any]
+Op = Callable[[Any, Any], Any]
 
 
 def _held(queue: WorkQueue) -> Lease:
@@ -67,19 +75,50 @@ def _ready(queue: WorkQueue) -> None:
     queue.add("r", b"R")
 
 
+def _due(queue: WorkQueue) -> None:
+    """A delayed item that is due: a lease promotes it (a write) before it pops."""
+    queue.add("d", b"D", delay_ms=1)
+    time.sleep(0.005)
+
+
+def _held_and_ready(queue: WorkQueue) -> Lease:
+    held = _held(queue)
+    _ready(queue)
+    return held
+
+
+def _held_and_due(queue: WorkQueue) -> Lease:
+    held = _held(queue)
+    _due(queue)
+    return held
+
+
 OPERATIONS: dict[str, tuple[Setup, Op]] = {
     "add": (lambda q: None, lambda q, _: q.add("n", b"N")),
     "add_many delayed": (lambda q: None, lambda q, _: q.add_many([("d", b"D")], delay_ms=60_000)),
     "lease": (_ready, lambda q, _: q.lease(60_000)),
     "lease blocking": (_ready, lambda q, _: q.lease(60_000, block=True, timeout_ms=100)),
     "lease_many": (_ready, lambda q, _: q.lease_many(count=10, lease_ms=60_000)),
+    "lease_visit": (_ready, lambda q, _: q.lease_visit(60_000)),
+    "lease a due delayed item": (_due, lambda q, _: q.lease(60_000)),
     "renew": (_held, lambda q, held: q.renew(held, 60_000)),
+    "renew_many": (_held, lambda q, held: q.renew_many([held], 60_000)),
     "complete": (_held, lambda q, held: q.complete(held, require_lease=True)),
+    "complete_many": (_held, lambda q, held: q.complete_many([held])),
     "complete_and_lease": (_held, lambda q, held: q.complete_and_lease(held, 60_000)),
+    "complete_and_lease, one ready": (_held_and_ready, lambda q, held: q.complete_and_lease(held, 60_000)),
+    "complete_and_lease, one due": (_held_and_due, lambda q, held: q.complete_and_lease(held, 60_000)),
+    "complete_and_lease_many": (
+        _held_and_ready,
+        lambda q, held: q.complete_and_lease_many([held], 2, 60_000),
+    ),
     "release": (_held, lambda q, held: q.release(held, delay_ms=5)),
+    "release_many": (_held, lambda q, held: q.release_many([held], delay_ms=5)),
     "fail": (_held, lambda q, held: q.fail(held, "boom")),
     "fail to dead": (_policied, lambda q, held: q.fail(held, "boom")),
     "counts": (lambda q: None, lambda q, _: q.counts()),
+    "queue_len": (_ready, lambda q, _: q.queue_len()),
+    "processing_len": (_held, lambda q, _: q.processing_len()),
     "light_clean": (_held, lambda q, _: q.light_clean()),
     "deep_clean": (_held, lambda q, _: q.deep_clean()),
     "dead_items": (_dead, lambda q, _: q.dead_items()),
@@ -98,15 +137,25 @@ JOBS: dict[str, set[str]] = {
         "lease",
         "lease blocking",
         "lease_many",
+        "lease_visit",
+        "lease a due delayed item",
         "renew",
+        "renew_many",
         "complete",
+        "complete_many",
         "complete_and_lease",
+        "complete_and_lease, one ready",
+        "complete_and_lease, one due",
+        "complete_and_lease_many",
         "release",
+        "release_many",
         "fail",
         "fail to dead",
     },
     "operator": {
         "counts",
+        "queue_len",
+        "processing_len",
         "light_clean",
         "deep_clean",
         "dead_items",
@@ -123,10 +172,43 @@ DEAD_LETTER = {"dead_items", "dead_item", "requeue_dead", "purge_dead"}
 ALSO: dict[str, set[str]] = {
     "producer": set(),
     "worker": {"add", "add_many delayed", "light_clean", "retry_policy", *DEAD_LETTER},
-    "operator": {"add", "add_many delayed", "renew", "complete", "release", "fail", "fail to dead"},
+    "operator": {
+        "add",
+        "add_many delayed",
+        "renew",
+        "renew_many",
+        "complete",
+        "complete_many",
+        "release",
+        "release_many",
+        "fail",
+        "fail to dead",
+    },
     "admin": set(),
 }
 """What else each role can do (``Role.also`` says it in words); every other operation is refused."""
+
+
+def allowed(role: str, jobs: dict[str, set[str]] = JOBS, also: dict[str, set[str]] = ALSO) -> set[str]:
+    """The operations ``role`` may run; every other one is refused and must write nothing. A role
+    that none of these tables names yet may do nothing: the matrices below cover it all the same."""
+    return jobs.get(role, set()) | also.get(role, set())
+
+
+def method(operation: str) -> str:
+    """The client method an entry of OPERATIONS calls: its name's first word."""
+    return re.split(r"[ ,]", operation)[0]
+
+
+def test_the_matrices_cover_every_operation() -> None:
+    """Every public method of the clients is in OPERATIONS (or SHARDED_OPERATIONS), so the role x
+    operation matrices below run it as every role of acl.ROLES: a new method fails here until it
+    has an entry."""
+    for client, operations in ((WorkQueue, OPERATIONS), (ShardedWorkQueue, SHARDED_OPERATIONS)):
+        public = {
+            name for name in dir(client) if not name.startswith("_") and callable(getattr(client, name))
+        }
+        assert public <= {method(name) for name in operations}, client.__name__
 
 
 def spec_section() -> str:
@@ -181,20 +263,55 @@ def refused(exc: BaseException) -> bool:
     return any(sign in str(exc) for sign in ("NOPERM", "no permissions", "can't run", "can't access"))
 
 
-def attempt(
-    role: str, client: redis.Redis, name: str, prefix: str, r: redis.Redis, *, declared_keys: bool = False
-) -> str:
-    """Run one operation as ``client`` on a fresh queue ``prefix``: "ok", "NOPERM" or the error."""
-    r.flushall()
-    setup, op = OPERATIONS[name]
-    state = setup(WorkQueue(r, prefix))
+READERS: dict[bytes, Callable[[redis.Redis, bytes], Any]] = {
+    b"string": lambda r, key: r.get(key),
+    b"list": lambda r, key: r.lrange(key, 0, -1),
+    b"hash": lambda r, key: r.hgetall(key),
+    b"set": lambda r, key: sorted(r.smembers(key)),
+    b"zset": lambda r, key: r.zrange(key, 0, -1, withscores=True),
+}
+
+
+def snapshot(r: redis.Redis) -> dict[bytes, tuple[bytes, Any, bool]]:
+    """The whole Redis: every key with its type, its value and whether it has a TTL."""
+    state: dict[bytes, tuple[bytes, Any, bool]] = {}
+    for key in r.scan_iter(count=1000):
+        kind: bytes = command(r, "TYPE", key)
+        state[key] = (kind, READERS[kind](r, key), r.pttl(key) > 0)
+    return state
+
+
+def outcome_of(role: str, call: Callable[[], Any], r: redis.Redis, *, its_own: bytes = b"") -> str:
+    """Run ``call`` as ``role``: "ok", "NOPERM" for a typed NoPermission after which Redis is
+    unchanged (RWQ-SEC-006: refused before the first write), else what went wrong. ``its_own``:
+    a key the role's job writes first whatever the call (the admin's shard count), left out."""
+    before = snapshot(r)
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("error")  # the server check must not warn either
-            op(WorkQueue(client, prefix, declared_keys=declared_keys), state)
-    except RedisFailure as exc:
-        return "NOPERM" if refused(exc) else f"{role}: {exc}"
+            call()
+    except NoPermission as exc:
+        after = snapshot(r)
+        after.pop(its_own, None) if its_own not in before else None
+        if after != before:
+            changed = sorted(key for key in before.keys() | after.keys() if before.get(key) != after.get(key))
+            return f"{role}: refused after writing {changed}"
+        return "NOPERM" if refused(exc) else f"{role}: NoPermission without a refusal: {exc}"
+    except RwqError as exc:
+        if refused(exc):
+            return f"{role}: refused, but as {type(exc).__name__}: {exc}"
+        return exc.code if snapshot(r) == before else f"{role}: {exc.code} after writing"
     return "ok"
+
+
+def attempt(
+    role: str, client: redis.Redis, name: str, prefix: str, r: redis.Redis, *, declared_keys: bool = False
+) -> str:
+    """Run one operation as ``client`` on a fresh queue ``prefix``: see :func:`outcome_of`."""
+    r.flushall()
+    setup, op = OPERATIONS[name]
+    state = setup(WorkQueue(r, prefix))
+    return outcome_of(role, lambda: op(WorkQueue(client, prefix, declared_keys=declared_keys), state), r)
 
 
 def test_spec_role_table_is_the_code() -> None:
@@ -248,7 +365,7 @@ def test_each_role_does_its_job_on_its_queue_only(
         name: (attempt(role, users[role], name, QUEUE, r), attempt(role, users[role], name, OTHER, r))
         for name in OPERATIONS
     }
-    can = JOBS[role] | ALSO[role]
+    can = allowed(role)
     expected = {name: ("ok" if name in can else "NOPERM", "NOPERM") for name in OPERATIONS}
     assert outcome == expected
 
@@ -277,9 +394,7 @@ def test_each_role_does_its_job_with_declared_keys(
         )
         for name in OPERATIONS
     }
-    can = JOBS[role] | ALSO[role] | (POLICY_WRITES if role in ("worker", "operator") else set())
-    if role == "operator":  # a declared lease part checks the tail with LRANGE before any RPOP, and
-        can |= {"complete_and_lease"}  # here it finds nothing ready: the operator may complete
+    can = allowed(role) | (POLICY_WRITES if role in ("worker", "operator") else set())
     expected = {name: ("ok" if name in can else "NOPERM", "NOPERM") for name in OPERATIONS}
     assert outcome == expected
 
@@ -288,10 +403,11 @@ def test_a_default_role_refuses_declared_calls_of_the_policy(
     users: dict[str, redis.Redis], r: redis.Redis
 ) -> None:
     """Why the profile is off by default: Redis 7 checks declared keys as read-write, and the
-    default worker may only read ``P:policy`` (``%R~``)."""
+    default worker may only read ``P:policy`` (``%R~``), the default producer ``P:dead``."""
     assert attempt("worker", users["worker"], "lease", QUEUE, r) == "ok"
     assert attempt("worker", users["worker"], "lease", QUEUE, r, declared_keys=True) == "NOPERM"
-    assert attempt("producer", users["producer"], "add", QUEUE, r, declared_keys=True) == "ok"
+    assert attempt("producer", users["producer"], "add", QUEUE, r) == "ok"
+    assert attempt("producer", users["producer"], "add", QUEUE, r, declared_keys=True) == "NOPERM"
 
 
 def test_admin_loads_the_scripts(users: dict[str, redis.Redis], r: redis.Redis) -> None:
@@ -508,15 +624,36 @@ def test_producers_and_workers_may_wait_for_replicas(users: dict[str, redis.Redi
 
 
 SHARDS = 3
+
+
+def _unrecorded(queue: ShardedWorkQueue) -> None:
+    """A sharded queue whose shard count no one recorded yet (the admin's job, RWQ-SHARD-009)."""
+    queue.queues[0]._redis.delete(f"{queue.layout.prefixes[0]}:shards")
+
+
+def _other_count(queue: ShardedWorkQueue, _: Any) -> Any:
+    """The queue opened with another shard count than the recorded one."""
+    return ShardedWorkQueue(queue.queues[0]._redis, queue.prefix, shards=SHARDS + 1).counts()
+
+
 SHARDED_OPERATIONS: dict[str, tuple[Setup, Op]] = {
-    **OPERATIONS,
+    **{name: op for name, op in OPERATIONS.items() if hasattr(ShardedWorkQueue, method(name))},
     "lease blocking on the bell": (lambda q: None, lambda q, _: q.lease(60_000, block=True, timeout_ms=50)),
     "release now": (_held, lambda q, held: q.release(held)),
+    "record_shard_count": (_unrecorded, lambda q, _: q.record_shard_count()),
+    "add, no shard count recorded": (_unrecorded, lambda q, _: q.add("n", b"N")),
+    "open with another shard count": (lambda q: None, _other_count),
 }
-"""The operations of a sharded queue (SPEC §19): the plain queue's, and the two that use the
-doorbell besides add and the dead requeue (a blocking lease waits on it, a release rings it)."""
+"""The operations of a sharded queue (SPEC §19): the plain queue's, the two that use the
+doorbell besides add and the dead requeue (a blocking lease waits on it, a release rings it),
+and the shard count's: recording it (the admin's job), a first use before it is recorded, and
+a client with another count."""
 
-SHARDED_JOBS = {**JOBS, "worker": JOBS["worker"] | {"lease blocking on the bell", "release now"}}
+SHARDED_JOBS = {
+    **JOBS,
+    "worker": JOBS["worker"] | {"lease blocking on the bell", "release now"},
+    "admin": JOBS["admin"] | {"record_shard_count"},
+}
 SHARDED_ALSO = {**ALSO, "operator": ALSO["operator"] | {"release now"}}  # it may release (never lease)
 
 
@@ -527,21 +664,30 @@ def sharded_users(r: redis.Redis, redis_server: RedisServer) -> Iterator[dict[st
 
 
 def attempt_sharded(
-    client: redis.Redis, name: str, prefix: str, r: redis.Redis, *, caplog: pytest.LogCaptureFixture
+    role: str,
+    client: redis.Redis,
+    name: str,
+    prefix: str,
+    r: redis.Redis,
+    *,
+    caplog: pytest.LogCaptureFixture,
 ) -> str:
-    """One operation as ``client`` on a fresh sharded queue: "ok", "NOPERM", "no ring" (the role
-    could not ring the doorbell, which the client only logs) or the error."""
+    """One operation as ``client`` on a fresh sharded queue whose count an unrestricted client
+    recorded: see :func:`outcome_of`, or "no ring" (the role could not ring the doorbell, which
+    the client only logs)."""
     r.flushall()
     caplog.clear()
     setup, op = SHARDED_OPERATIONS[name]
-    state = setup(ShardedWorkQueue(r, prefix, shards=SHARDS))  # type: ignore[arg-type]
-    try:
-        op(ShardedWorkQueue(client, prefix, shards=SHARDS), state)  # type: ignore[arg-type]
-    except RedisFailure as exc:
-        return "NOPERM" if refused(exc) else str(exc)
-    if any("doorbell" in record.getMessage() for record in caplog.records):
+    queue = ShardedWorkQueue(r, prefix, shards=SHARDS)
+    queue.record_shard_count()
+    state = setup(queue)
+    # The admin's first call on a queue with no count records it, its job (RWQ-SHARD-009).
+    its_own = f"{{{prefix}#0}}:shards".encode() if role == "admin" else b""
+    call = lambda: op(ShardedWorkQueue(client, prefix, shards=SHARDS), state)  # noqa: E731
+    outcome = outcome_of(role, call, r, its_own=its_own)
+    if outcome == "ok" and any("doorbell" in record.getMessage() for record in caplog.records):
         return "no ring"
-    return "ok"
+    return outcome
 
 
 @pytest.mark.parametrize("role", list(acl.ROLES))
@@ -554,13 +700,15 @@ def test_each_role_does_its_job_on_its_sharded_queue_only(
     client = sharded_users[role]
     outcome = {
         name: (
-            attempt_sharded(client, name, QUEUE, r, caplog=caplog),
-            attempt_sharded(client, name, OTHER, r, caplog=caplog),
+            attempt_sharded(role, client, name, QUEUE, r, caplog=caplog),
+            attempt_sharded(role, client, name, OTHER, r, caplog=caplog),
         )
         for name in SHARDED_OPERATIONS
     }
-    can = SHARDED_JOBS[role] | SHARDED_ALSO[role]
+    can = allowed(role, SHARDED_JOBS, SHARDED_ALSO)
     expected = {name: ("ok" if name in can else "NOPERM", "NOPERM") for name in SHARDED_OPERATIONS}
+    # Every role that may read shard 0's count is told its count is another (nothing written).
+    expected["open with another shard count"] = ("SHARD_MISMATCH", "NOPERM")
     assert outcome == expected
 
 
@@ -569,7 +717,8 @@ def test_sharded_roles_name_every_shard_and_nothing_more(r: redis.Redis) -> None
     of sharded queue ``jobs#1`` (``{jobs#1#0}``), checked by Redis itself (ACL DRYRUN)."""
     words = shlex.split(rwq_acl("worker", "--prefix", QUEUE, "--shards", "12"))
     patterns = {word for word in words if "~" in word}
-    assert {"~{jobs#[0-9]}:queue", "~{jobs#1[0-1]}:queue", "~{jobs#bell}", "~{jobs#0}:shards"} <= patterns
+    assert {"~{jobs#[0-9]}:queue", "~{jobs#1[0-1]}:queue", "~{jobs#bell}", "%R~{jobs#0}:shards"} <= patterns
+    assert "~{jobs#0}:shards" in shlex.split(rwq_acl("admin", "--prefix", QUEUE, "--shards", "12"))
     assert "%R~{jobs#[0-9]}:policy" in patterns
     assert "+blpop" in words
     assert "+blmove" not in words
@@ -642,3 +791,67 @@ def test_rwq_policy_is_the_admins_job(
     assert cleared.exit_code == 0, cleared.output
     validator.validate(json.loads(cleared.output))
     assert WorkQueue(r, QUEUE).retry_policy() is None
+
+
+def test_a_wrong_shard_count_records_nothing_and_the_admin_records_the_right_one(
+    r: redis.Redis, redis_server: RedisServer
+) -> None:
+    """#21: as the worker or operator of a 4-shard queue, a client opened with 5 shards wrote
+    ``{P#0}:shards = 5`` before it was refused, and every correct client then got SHARD_MISMATCH.
+    Now only the admin records the count (RWQ-SHARD-009), with ``rwq shards``."""
+    r.flushall()
+    for role in acl.ROLES:
+        create_user(r, rwq_acl(role, "--prefix", QUEUE, "--shards", "4", "--user", f"four-{role}"))
+    clients = {role: connect(redis_server, f"four-{role}") for role in acl.ROLES}
+    try:
+        for role in ("producer", "worker", "operator"):
+            for shards in (5, 4):
+                with pytest.raises(NoPermission, match=f"rwq shards --prefix jobs --shards {shards}"):
+                    ShardedWorkQueue(clients[role], QUEUE, shards=shards).add("a", b"x")
+                assert r.keys("*") == []
+        url = f"redis://four-admin:{PASSWORD}@127.0.0.1:{redis_server.port}/0"
+        recorded = CliRunner().invoke(
+            cli, ["shards", "--prefix", QUEUE, "--shards", "4", "--url", url, "--json"]
+        )
+        assert recorded.exit_code == 0, recorded.output
+        assert r.get("{jobs#0}:shards") == b"4"
+        assert ShardedWorkQueue(clients["producer"], QUEUE, shards=4).add("a", b"x")
+        with pytest.raises(ShardMismatch):
+            ShardedWorkQueue(clients["worker"], QUEUE, shards=5).lease(1000)
+        assert ShardedWorkQueue(clients["worker"], QUEUE, shards=4).lease(1000) is not None
+        mismatch = CliRunner().invoke(cli, ["shards", "--prefix", QUEUE, "--shards", "5", "--url", url])
+        assert mismatch.exit_code == 1
+        assert "SHARD_MISMATCH" in mismatch.output
+        assert r.get("{jobs#0}:shards") == b"4"
+    finally:
+        for role, client in clients.items():
+            client.close()
+            r.acl_deluser(f"four-{role}")
+
+
+async def test_the_async_sharded_client_names_the_admin_command_too(
+    r: redis.Redis, redis_server: RedisServer
+) -> None:
+    """AsyncShardedWorkQueue: a worker's first use of a queue with no recorded count is refused
+    with the admin's command, and writes nothing; after ``record_shard_count`` as admin it works."""
+    r.flushall()
+    for role in ("worker", "admin"):
+        create_user(r, rwq_acl(role, "--prefix", QUEUE, "--shards", "2", "--user", f"async-{role}"))
+    clients = {
+        role: aioredis.Redis(
+            host="127.0.0.1", port=redis_server.port, username=f"async-{role}", password=PASSWORD
+        )
+        for role in ("worker", "admin")
+    }
+    try:
+        worker = AsyncShardedWorkQueue(clients["worker"], QUEUE, shards=2)
+        with pytest.raises(NoPermission, match="rwq shards --prefix jobs --shards 2"):
+            await worker.lease(1000)
+        assert r.keys("*") == []
+        await AsyncShardedWorkQueue(clients["admin"], QUEUE, shards=2).record_shard_count()
+        assert await AsyncShardedWorkQueue(clients["worker"], QUEUE, shards=2).lease(1000) is None
+        assert r.keys("*") == [b"{jobs#0}:shards"]
+    finally:
+        for role, client in clients.items():
+            await client.aclose()
+            r.acl_deluser(f"async-{role}")

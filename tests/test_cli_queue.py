@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import shlex
 import subprocess
 import sys
 import unicodedata
@@ -20,10 +21,11 @@ from jsonschema import Draft202012Validator  # type: ignore[import-untyped,unuse
 from redis.cluster import RedisCluster
 from redis.crc import key_slot
 
-from rwq import RetryPolicy, WorkQueue, cli_queue
+from rwq import DeadItem, RetryPolicy, WorkQueue, cli_queue
 from rwq.cli import cli
 from rwq.conformance.cluster import SLOT_RANGES, LocalCluster
 from rwq.conformance.redis_server import RedisServer
+from rwq.protocol import acl
 from rwq.sharded import ShardedWorkQueue
 
 SCHEMA = json.loads((Path(__file__).resolve().parents[1] / "schemas" / "cli-output.schema.json").read_text())
@@ -287,3 +289,181 @@ def test_top_shows_counts_and_rates_then_stops(redis_server: RedisServer, r: red
     assert "topq" in result.output
     assert "+0.0" in result.output  # the second frame has rates
     assert _inert(result.output)
+
+
+def test_queues_finds_a_queue_by_any_of_its_keys(redis_server: RedisServer, r: redis.Redis) -> None:
+    """A queue whose items are all in flight, delayed or dead, or that holds only a policy or an
+    orphan item, has no ``P:queue`` list (Redis deletes an empty list): it is listed all the same."""
+    in_flight = WorkQueue(r, "in-flight")
+    in_flight.add("a", b"x")
+    assert in_flight.lease(60_000) is not None
+    WorkQueue(r, "later").add("a", b"x", delay_ms=60_000)
+    dead = WorkQueue(r, "dead:only")
+    dead.set_retry_policy(RetryPolicy(max_attempts=1))
+    dead.add("a", b"x")
+    held = dead.lease(60_000)
+    assert held is not None
+    dead.fail(held, "boom")
+    dead.set_retry_policy(None)
+    WorkQueue(r, "policy:only").set_retry_policy(RetryPolicy(max_attempts=3))
+    r.set("orphan:item:a:queue", b"x")  # an item of queue "orphan" in no list (its id holds a colon)
+    r.set("cache:user:1", b"x")  # not a queue's key
+    r.hset("not-a-queue:queue", "a", "b")  # a family's name, but not its type
+    rows = {q["prefix"]: q for q in rwq(redis_server, "queues")["queues"]}
+    assert sorted(rows) == ["dead:only", "in-flight", "later", "orphan", "policy:only"]
+    assert (rows["in-flight"]["processing"], rows["later"]["delayed"], rows["dead:only"]["dead"]) == (1, 1, 1)
+
+
+def test_queue_of_reads_the_prefix_of_every_family() -> None:
+    assert cli_queue.queue_of("a:b:queue", "list") == "a:b"
+    assert cli_queue.queue_of("a:queue", "zset") is None
+    assert cli_queue.queue_of("a:dead:data", "hash") == "a"
+    assert cli_queue.queue_of("a:dead", "zset") == "a"
+    assert cli_queue.queue_of("item:queue", "list") == "item"  # a first segment may be a family name
+    assert cli_queue.queue_of("a:item:x:item:y", "string") == "a"  # the id holds colons
+    assert cli_queue.queue_of("a:deep_clean:run", "set") is None  # a clean's own bookkeeping
+    assert cli_queue.queue_of("a:cleaned", "string") is None
+    assert cli_queue.queue_of("{sh#0}:shards", "string") == "{sh#0}"
+    assert cli_queue.queue_of("queue", "list") is None
+
+
+@pytest.fixture
+def role_urls(r: redis.Redis, redis_server: RedisServer) -> Iterator[dict[str, str]]:
+    """A URL per ACL role of queue ``jobs``, each the user ``rwq acl ROLE --prefix jobs`` prints."""
+    urls = {}
+    for role in acl.ROLES:
+        line = CliRunner().invoke(cli, ["acl", role, "--prefix", "jobs", "--user", f"cli-{role}"]).output
+        r.execute_command(*shlex.split(line), ">pw")  # type: ignore[no-untyped-call]
+        urls[role] = f"redis://cli-{role}:pw@127.0.0.1:{redis_server.port}/0"
+    yield urls
+    for role in acl.ROLES:
+        r.acl_deluser(f"cli-{role}")
+
+
+def test_queues_and_top_run_as_the_operator_and_skip_what_it_may_not_read(
+    r: redis.Redis, role_urls: dict[str, str]
+) -> None:
+    WorkQueue(r, "jobs").add("a", b"x")
+    WorkQueue(r, "jobs:high").add("b", b"x")
+    WorkQueue(r, "other").add("c", b"x", delay_ms=60_000)
+    result = CliRunner().invoke(cli, ["queues", "--url", role_urls["operator"], "--json"])
+    assert result.exit_code == 0, result.output
+    document = json.loads(result.output)
+    Draft202012Validator(SCHEMA).validate(document)
+    assert [(q["prefix"], q["queued"]) for q in document["queues"]] == [("jobs", 1)]
+    assert document["skipped"] == 2
+    table = CliRunner().invoke(cli, ["queues", "--url", role_urls["operator"]])
+    assert table.exit_code == 0
+    assert "skipped 2 queues this user may not read" in table.stderr
+    top = CliRunner().invoke(cli, ["top", "--url", role_urls["operator"], "--iterations", "1"])
+    assert top.exit_code == 0, top.output
+    assert "jobs" in top.output
+    assert "skipped 2" in top.output
+    for role in ("producer", "worker", "admin"):  # no SCAN: a clear refusal, not a traceback
+        refused = CliRunner().invoke(cli, ["queues", "--url", role_urls[role]])
+        assert refused.exit_code == 1
+        assert "only the operator ACL role has" in refused.output
+
+
+def _dead_items(queue: WorkQueue, count: int) -> None:
+    queue.set_retry_policy(RetryPolicy(max_attempts=1))
+    queue.add_many([(f"i{n}", b"x") for n in range(count)])
+    for _ in range(count):
+        held = queue.lease(60_000)
+        assert held is not None
+        queue.fail(held, "boom")
+
+
+def test_dead_requeue_and_purge_all_in_batches(queue: WorkQueue, redis_server: RedisServer) -> None:
+    p = queue.prefix
+    _dead_items(queue, 5)
+    requeued = rwq(redis_server, "dead", "requeue", "--prefix", p, "--all", "--batch", "2")
+    assert requeued["all"] is True
+    assert sorted((r["id"], r["done"]) for r in requeued["results"]) == [(f"i{n}", True) for n in range(5)]
+    assert (queue.counts().queued, queue.counts().dead) == (5, 0)
+    _dead_items(queue, 0)
+    for _ in range(5):
+        held = queue.lease(60_000)
+        assert held is not None
+        queue.fail(held, "boom again")
+    purge = CliRunner().invoke(cli, ["dead", "purge", "--prefix", p, "--all", "--url", redis_server.url])
+    assert purge.exit_code == 2  # click's usage error (rwq's main exits 3)
+    assert "add --yes" in purge.output
+    assert queue.counts().dead == 5
+    purged = rwq(redis_server, "dead", "purge", "--prefix", p, "--all", "--yes", "--batch", "2")
+    assert len(purged["results"]) == 5
+    assert all(r["done"] for r in purged["results"])
+    assert queue.counts().dead == 0
+
+
+def test_every_dead_moves_past_the_items_it_could_not_act_on() -> None:
+    """``--all`` ends after one pass even when every item stays in the set (not done)."""
+
+    class Stuck:
+        def dead_items(self, *, offset: int, count: int) -> list[DeadItem]:
+            return [DeadItem(f"i{n}", 0, "r", 1, None) for n in range(offset, min(offset + count, 5))]
+
+    calls: list[list[str]] = []
+
+    def act(ids: list[str]) -> list[bool]:
+        calls.append(ids)
+        return [False] * len(ids)
+
+    results = cli_queue._every_dead(Stuck(), act, 2)  # type: ignore[arg-type]
+    assert [item_id for item_id, _ in results] == [f"i{n}" for n in range(5)]
+    assert len(calls) == 3
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["dead", "requeue", "--all"],
+        ["dead", "purge", "--all", "--yes"],
+        ["dead", "requeue", "nope"],
+        ["dead", "purge", "nope", "other"],
+    ],
+)
+def test_dead_actions_that_did_nothing_exit_4(
+    args: list[str], queue: WorkQueue, redis_server: RedisServer
+) -> None:
+    result = CliRunner().invoke(cli, [*args, "--prefix", queue.prefix, "--url", redis_server.url])
+    assert result.exit_code == cli_queue.EXIT_NOTHING_DONE == 4
+    assert "nothing to" in result.stderr
+
+
+def test_dead_actions_take_ids_or_all(queue: WorkQueue, redis_server: RedisServer) -> None:
+    for args in (["dead", "requeue"], ["dead", "requeue", "a", "--all"]):
+        result = CliRunner().invoke(cli, [*args, "--prefix", queue.prefix, "--url", redis_server.url])
+        assert result.exit_code == 2, result.output  # click's usage error (rwq's main exits 3)
+        assert "or --all" in result.output
+
+
+@pytest.mark.parametrize(
+    "url",
+    [
+        "redis://user:s3cr%40t@127.0.0.1:1/0",
+        "redis://127.0.0.1:1/0?password=s3cr%40t",
+        "redis://user:s3cr@t@127.0.0.1:1/0",
+        "rediss://:s3cr%40t@127.0.0.1:1/0",
+        "unix:///tmp/rwq-no-such.sock?db=0&password=s3cr%40t",
+        "redis://user:s3cr%40t@127.0.0.1:notaport/0",
+        "redis://u:s3cr%40t@127.0.0.1:1/0?password=s3cr%40t&db=0",
+        "redis://127.0.0.1:notaport/0?password=s3cr%40t",  # the message shows the URL
+        "unix:///tmp/rwq-no-such.sock?db=x&password=s3cr",
+        "rediss://u:s3cr%40t@127.0.0.1:notaport/0",
+    ],
+)
+@pytest.mark.parametrize("cluster", [False, True])
+def test_no_error_prints_a_password(url: str, cluster: bool) -> None:
+    args = ["stats", "--prefix", "p", "--url", url, *(["--cluster"] if cluster else [])]
+    result = CliRunner().invoke(cli, args)
+    assert result.exit_code == 1
+    assert "s3cr" not in result.output
+    assert "@t" not in result.output.replace("@127", "")
+
+
+def test_redacted_masks_every_password_form() -> None:
+    url = "redis://u:p%40ss@h:1/0?password=qs&db=0"
+    assert cli_queue.redacted(url, url) == "redis://u:***@h:1/0?password=***&db=0"
+    assert cli_queue.redacted("auth p@ss failed", url) == "auth *** failed"
+    assert cli_queue.redacted("redis://h:1/0", "redis://h:1/0") == "redis://h:1/0"

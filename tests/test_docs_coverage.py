@@ -38,7 +38,7 @@ def test_every_public_name_is_in_the_guide(name: str) -> None:
 
 
 @pytest.mark.parametrize("worker", [Worker, AsyncWorker], ids=lambda w: w.__name__)
-def test_every_worker_setting_is_in_the_workers_page(worker: type) -> None:
+def test_every_worker_setting_is_in_the_workers_page(worker: type[Worker] | type[AsyncWorker]) -> None:
     settings = [
         p for p in inspect.signature(worker.__init__).parameters if p not in ("self", "queue", "handler")
     ]

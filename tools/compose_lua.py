@@ -6,7 +6,9 @@ split at its ``rwq:arguments-valid`` and ``rwq:keys-checked`` markers into valid
 call), key type checks (reads only, RWQ-SCRIPT-007) and body, and wrapped as a function that
 validates and returns its check as a closure, which returns the body as a closure. The composite
 validates both parts, then checks both parts' keys, before running either body, so an invalid
-call or a wrong-typed key writes nothing (RWQ-NEXT-002, RWQ-SCRIPT-003, RWQ-SCRIPT-007).
+call or a wrong-typed key writes nothing (RWQ-NEXT-002, RWQ-SCRIPT-003, RWQ-SCRIPT-007). The
+lease part's check ends with its first RPOP, so that a caller whose ACL refuses RPOP is refused
+before the complete part's writes (RWQ-SEC-006).
 """
 
 from __future__ import annotations
@@ -35,7 +37,8 @@ HEADER = """\
 -- ARGV     1..1000 ids (or id, token pairs) to complete, as complete.lua ARGV[2..]
 -- Reply    [complete reply, lease reply], each exactly as the script of that name replies
 -- Errors   RWQ_INVALID_ARGUMENT, RWQ_WRONG_TYPE from either part, before anything is written
--- Effects  those of complete.lua, then those of lease.lua
+-- Effects  those of complete.lua, then those of lease.lua; lease.lua's first RPOP comes before
+--          complete.lua's writes, so a caller whose ACL refuses RPOP writes nothing (RWQ-SEC-006)
 -- Cost     1 round trip; the sum of both parts
 """
 

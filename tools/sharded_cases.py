@@ -474,6 +474,45 @@ def composite() -> list[Json]:
                 {"call": "counts", "session": "p", "expect": {"result": {"queued": 1, "processing": 1}}},
             ],
         },
+        {
+            "id": "sharded/complete-and-lease/requeued-copies-not-leased-again",
+            "title": "complete_and_lease completes every shard's items before it leases from that shard",
+            "comment": "One item per shard, each requeued by a cleaner while held: whichever shard is "
+            "next in turn, its items are completed before anything is leased from it, so their requeued "
+            "copies are ghosts, never leased again. A client that leases first (to be refused before "
+            "its first write, RWQ-SEC-006) must still complete each shard's items first.",
+            "requirements": ["RWQ-SHARD-005", "RWQ-NEXT-001"],
+            "needs": ["clock-control"],
+            "steps": [
+                add_many([ids_on(i, 1)[0] for i in range(N)]),
+                {
+                    "call": "lease_many",
+                    "session": "w",
+                    "args": {"count": N, "lease_ms": 1000},
+                    "expect": {"result_matches": count_of(N)},
+                    "save": LEASES,
+                },
+                {"advance_time_ms": 1001},
+                {
+                    "call": "light_clean",
+                    "session": "p",
+                    "expect": {
+                        "result_matches": {"properties": {"requeued": count_of(N)}, "required": ["requeued"]}
+                    },
+                },
+                {
+                    "call": "complete_and_lease",
+                    "session": "w",
+                    "args": {
+                        "items": [{"lease": f"${{l{n}}}"} for n in range(N)],
+                        "count": N,
+                        "lease_ms": 30000,
+                    },
+                    "expect": {"result": {"outcomes": ["done"] * N, "leases": []}},
+                },
+                {"call": "counts", "session": "p", "expect": {"result": {"queued": 0, "processing": 0}}},
+            ],
+        },
     ]
 
 

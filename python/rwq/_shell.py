@@ -18,7 +18,7 @@ from redis.exceptions import (
     ResponseError,
 )
 
-from .errors import InvalidArgument, InvalidType, RedisFailure, RwqError, error_from_script
+from .errors import InvalidArgument, InvalidType, NoPermission, RedisFailure, RwqError, error_from_script
 from .protocol import validation
 from .protocol.commands import Call, RunScript, Wait
 from .protocol.operations import QueueKeys
@@ -193,10 +193,20 @@ def call_reply(command: Call, reply: Any, *, cluster: bool) -> Any:
     return reply
 
 
+REFUSALS = ("NOPERM", "no permissions", "can't run this command", "can't access at least one of the keys")
+"""How Redis says its ACL refused a command: NOPERM, and (Redis 7.0) the text of a refusal inside a
+script, whose reply starts with ERR."""
+
+
 def translate(exc: RedisError | RedisClusterException) -> RwqError:
     """A redis-py error as the matching rwq error."""
     if isinstance(exc, ResponseError):
         mapped = error_from_script(str(exc))
         if mapped is not None:
             return mapped
+        if any(sign in str(exc) for sign in REFUSALS):
+            return NoPermission(
+                "this user may not run this operation on this queue; nothing was written "
+                f"(RWQ-SEC-006): {exc}"
+            )
     return RedisFailure(f"{type(exc).__name__}: {exc}")

@@ -156,7 +156,13 @@ def conformance(
 
 
 OPERATOR_COMMANDS = (cli_queue.stats, cli_queue.queues, cli_queue.top, cli_queue.clean, cli_queue.dead)
-for command in (*OPERATOR_COMMANDS, cli_queue.acl_command, cli_worker.worker_command, cli_policy.policy):
+for command in (
+    *OPERATOR_COMMANDS,
+    cli_queue.acl_command,
+    cli_queue.shards_command,
+    cli_worker.worker_command,
+    cli_policy.policy,
+):
     cli.add_command(command)
 
 

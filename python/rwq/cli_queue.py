@@ -12,8 +12,10 @@ import base64
 import contextlib
 import datetime as dt
 import json
+import re
 import time
 import unicodedata
+import urllib.parse
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import asdict
@@ -28,8 +30,9 @@ from rich.live import Live
 from rich.table import Table
 from rich.text import Text
 
+from ._shell import FAILURES
 from .client import WorkQueue
-from .errors import InvalidArgument, RwqError
+from .errors import InvalidArgument, NoPermission, RwqError
 from .protocol import acl
 from .protocol import validation as v
 from .protocol.operations import CleanReport, DeadItem
@@ -37,6 +40,9 @@ from .sharded import ShardedWorkQueue
 
 DEFAULT_URL = "redis://127.0.0.1:6379/0"
 COUNTS = ("queued", "processing", "delayed", "dead")
+"""The counts' names, the same in tables and in JSON (the fields of :class:`~rwq.Counts`):
+queued = ready to lease, processing = leased (in flight), delayed = not due yet, dead =
+dead-lettered."""
 url_option = click.option(
     "--url",
     envvar=["RWQ_URL", "REDIS_URL"],
@@ -112,14 +118,21 @@ def _hint(exc: Exception) -> str:
     return ""
 
 
-def _redacted(url: str) -> str:
-    """The URL without its password (passwords never reach a message)."""
-    scheme, sep, rest = url.partition("://")
-    userinfo, at, host = rest.rpartition("@")
-    if not sep or not at:
-        return url
-    user = userinfo.partition(":")[0]
-    return f"{scheme}://{user}:***@{host}" if ":" in userinfo else url
+_QUERY_PASSWORD = re.compile(r"[?&]password=([^&#]*)")
+
+
+def redacted(text: str, url: str) -> str:
+    """``text`` (the URL itself, or a message about it) with every password of ``url`` replaced by
+    ``***``: the userinfo's (up to the last ``@`` before the path, as redis-py reads it) and any
+    ``password=`` query parameter's, as written and decoded, in every scheme (``redis://``,
+    ``rediss://``, ``unix://``). Passwords never reach a message."""
+    netloc = re.split(r"[/?#]", url.partition("://")[2], maxsplit=1)[0]
+    userinfo = netloc.rpartition("@")[0]
+    found = {userinfo.partition(":")[2], *_QUERY_PASSWORD.findall(url)}
+    secrets = found | {urllib.parse.unquote(secret) for secret in found}
+    for secret in sorted((secret for secret in secrets if secret), key=len, reverse=True):
+        text = text.replace(secret, "***")
+    return text
 
 
 def shown(value: str) -> Text:
@@ -185,10 +198,11 @@ def payload_text(data: bytes, mode: str) -> str:
 @click.command()
 @with_queue_options
 def stats(*, url: str, prefix: str, cluster: bool, shards: int, as_json: bool) -> None:
-    """Ready, in-flight, delayed and dead counts of a queue, read at one instant."""
+    """A queue's counts, read at one instant: queued (ready to lease), processing (leased, in
+    flight), delayed (not due yet) and dead (dead-lettered)."""
     with open_queue(url, prefix, cluster, shards) as queue:
         counts = queue.counts()
-    table = _table(f"queue {prefix}", "ready", "in flight", "delayed", "dead")
+    table = _table(f"queue {prefix}", *COUNTS)
     table.add_row(*(str(n) for n in (counts.queued, counts.processing, counts.delayed, counts.dead)))
     emit(as_json, {"command": "stats", "prefix": prefix, **asdict(counts)}, table)
 
@@ -202,7 +216,9 @@ def clean(*, url: str, prefix: str, cluster: bool, shards: int, as_json: bool, d
         reports = {"light": queue.light_clean()}
         if deep:
             reports["deep"] = queue.deep_clean()
-    table = _table(f"clean {prefix}", "kind", "requeued", "ghosts dropped", "dead-lettered", "promoted")
+    table = _table(
+        f"clean {prefix}", "kind", "requeued", "dropped (ids with no item)", "dead-lettered", "promoted"
+    )
     for kind, report in reports.items():
         table.add_row(
             kind, str(len(report.requeued)), str(report.dropped), str(len(report.dead)), str(report.promoted)
@@ -250,6 +266,23 @@ def acl_command(
         click.echo(acl.setuser(role, prefix, user, read_only=not (redis6 or declared_keys), shards=shards))
     except RwqError as exc:
         raise click.ClickException(f"{exc.code}: {exc}") from exc
+
+
+@click.command("shards")
+@url_option
+@click.option("--prefix", required=True, help="The sharded queue's name.")
+@cluster_option
+@click.option("--shards", type=click.IntRange(1, 1024), required=True, help="Its shard count.")
+@json_option
+def shards_command(*, url: str, prefix: str, cluster: bool, shards: int, as_json: bool) -> None:
+    """Record the shard count of a sharded queue in its shard 0, or check it against the one
+    recorded there. The admin's job (RWQ-SHARD-009): the other ACL roles only read the count, so
+    run this as the admin before their first use of the queue."""
+    with open_client(url, cluster) as client:
+        ShardedWorkQueue(client, prefix, shards=shards).record_shard_count()
+    table = _table(f"sharded queue {prefix}", "shards", "recorded in")
+    table.add_row(str(shards), shown(f"{{{prefix}#0}}:shards"))
+    emit(as_json, {"command": "shards", "prefix": prefix, "shards": shards}, table)
 
 
 @click.group()
@@ -319,13 +352,40 @@ def dead_show(
     emit(as_json, {"command": "dead show", "prefix": prefix, "item": _dead(item)}, table)
 
 
-@dead.command("requeue")
+EXIT_NOTHING_DONE = 4
+"""Exit code of ``rwq dead requeue`` and ``rwq dead purge`` when they did nothing: no id given
+was dead (or live again), or ``--all`` found no dead item."""
+
+NOTHING_DONE = (
+    f"Exit codes: 0 done (for at least one item), 1 error, 3 usage error, {EXIT_NOTHING_DONE} nothing done."
+)
+all_option = click.option("--all", "every", is_flag=True, help="Every dead item of the queue, in batches.")
+batch_option = click.option(
+    "--batch",
+    type=click.IntRange(1, 1000),
+    default=100,
+    show_default=True,
+    help="With --all: items per call (each batch is one listing and one requeue or purge per shard).",
+)
+
+
+@dead.command("requeue", epilog=NOTHING_DONE)
 @with_queue_options
-@click.argument("item_ids", nargs=-1, required=True)
+@all_option
+@batch_option
+@click.argument("item_ids", nargs=-1)
 def dead_requeue(
-    *, url: str, prefix: str, cluster: bool, shards: int, as_json: bool, item_ids: tuple[str, ...]
+    *,
+    url: str,
+    prefix: str,
+    cluster: bool,
+    shards: int,
+    as_json: bool,
+    every: bool,
+    batch: int,
+    item_ids: tuple[str, ...],
 ) -> None:
-    """Make dead items ready again, their attempts reset."""
+    """Make dead items ready again, their attempts reset: the ITEM_IDS given, or --all."""
     _dead_action(
         url=url,
         prefix=prefix,
@@ -333,65 +393,191 @@ def dead_requeue(
         shards=shards,
         as_json=as_json,
         ids=item_ids,
+        every=every,
+        batch=batch,
         action="requeue",
     )
 
 
-@dead.command("purge")
+@dead.command("purge", epilog=NOTHING_DONE)
 @with_queue_options
-@click.argument("item_ids", nargs=-1, required=True)
+@all_option
+@batch_option
+@click.option("--yes", is_flag=True, help="Confirm --all: every dead item is deleted for good.")
+@click.argument("item_ids", nargs=-1)
 def dead_purge(
-    *, url: str, prefix: str, cluster: bool, shards: int, as_json: bool, item_ids: tuple[str, ...]
+    *,
+    url: str,
+    prefix: str,
+    cluster: bool,
+    shards: int,
+    as_json: bool,
+    every: bool,
+    batch: int,
+    yes: bool,
+    item_ids: tuple[str, ...],
 ) -> None:
-    """Delete dead items for good."""
+    """Delete dead items for good: the ITEM_IDS given, or --all (with --yes)."""
+    if every and not yes:
+        raise click.UsageError(
+            "purge --all deletes every dead item of the queue for good: add --yes to confirm"
+        )
     _dead_action(
-        url=url, prefix=prefix, cluster=cluster, shards=shards, as_json=as_json, ids=item_ids, action="purge"
+        url=url,
+        prefix=prefix,
+        cluster=cluster,
+        shards=shards,
+        as_json=as_json,
+        ids=item_ids,
+        every=every,
+        batch=batch,
+        action="purge",
     )
 
 
 def _dead_action(
-    *, url: str, prefix: str, cluster: bool, shards: int, as_json: bool, ids: tuple[str, ...], action: str
+    *,
+    url: str,
+    prefix: str,
+    cluster: bool,
+    shards: int,
+    as_json: bool,
+    ids: tuple[str, ...],
+    every: bool,
+    batch: int,
+    action: str,
 ) -> None:
+    if every == bool(ids):
+        raise click.UsageError("give the ids of dead items, or --all (not both)")
     with open_queue(url, prefix, cluster, shards) as queue:
-        done = queue.requeue_dead(list(ids)) if action == "requeue" else queue.purge_dead(list(ids))
+        act = queue.requeue_dead if action == "requeue" else queue.purge_dead
+        results = _every_dead(queue, act, batch) if every else list(zip(ids, act(list(ids)), strict=True))
     table = _table(f"dead {action} in {prefix}", "id", "done")
-    for item_id, flag in zip(ids, done, strict=True):
+    for item_id, flag in results:
         table.add_row(shown(item_id), "yes" if flag else "no (not dead, or live again)")
-    results = [{"id": item_id, "done": flag} for item_id, flag in zip(ids, done, strict=True)]
-    emit(as_json, {"command": f"dead {action}", "prefix": prefix, "results": results}, table)
+    document: dict[str, Any] = {
+        "command": f"dead {action}",
+        "prefix": prefix,
+        "results": [{"id": item_id, "done": flag} for item_id, flag in results],
+    }
+    if every:
+        document["all"] = True
+    emit(as_json, document, table)
+    if not any(flag for _, flag in results):
+        what = "no dead item" if every and not results else "no item given was dead"
+        click.echo(f"nothing to {action} in {prefix}: {what}", err=True)
+        raise SystemExit(EXIT_NOTHING_DONE)
+
+
+def _every_dead(
+    queue: WorkQueue | ShardedWorkQueue, act: Callable[[list[str]], list[bool]], batch: int
+) -> list[tuple[str, bool]]:
+    """Act on every dead item, ``batch`` at a time, newest first. Items it could not act on stay
+    in the set, so the listing moves past them: the run ends after at most one pass over the set
+    (items that die meanwhile may be included)."""
+    results: list[tuple[str, bool]] = []
+    offset = 0
+    while items := queue.dead_items(offset=offset, count=batch):
+        ids = [item.id for item in items]
+        done = act(ids)
+        results += zip(ids, done, strict=True)
+        offset += done.count(False)
+    return results
+
+
+TYPES: dict[str, str] = {
+    "queue": "list",
+    "processing": "list",
+    "in_flight": "zset",
+    "item": "string",
+    "lease": "string",
+    "leased_by_session": "string",
+    "policy": "hash",
+    "attempts": "hash",
+    "dead": "zset",
+    "dead:data": "hash",
+    "dead:info": "hash",
+    "delayed": "zset",
+    "delayed:data": "hash",
+    "shards": "string",
+}
+"""The key families that hold a queue's items or settings (SPEC §3, §15, §16, §18, §19), with
+their Redis types: every family but a clean's own expiring bookkeeping (``cleaned``,
+``deep_clean:<run>``)."""
+PER_ID = frozenset({"item", "lease", "leased_by_session", "deep_clean"})
+
+
+def queue_of(key: str, kind: str) -> str | None:
+    """The queue prefix ``P`` whose key ``key`` (of Redis type ``kind``) is, or None.
+
+    A family name (``item``...) is never a segment of ``P`` but its first (RWQ-KEYS-008), so the
+    first one after the first segment starts the tail; else the tail is the fixed name the key
+    ends with (one or two segments, SPEC §3's isolation argument)."""
+    segments = key.split(":")
+    for j in range(1, len(segments) - 1):
+        if segments[j] in PER_ID:
+            return ":".join(segments[:j]) if TYPES.get(segments[j]) == kind else None
+    for size in (2, 1):
+        tail = ":".join(segments[-size:])
+        if len(segments) > size and TYPES.get(tail) == kind:
+            return ":".join(segments[:-size])
+    return None
 
 
 def find_queues(client: Any, *, cluster: bool) -> list[str]:
-    """The prefixes of the queues on a server (every master of a cluster): each list ``P:queue``.
+    """The prefixes of the queues on a server (every master of a cluster): every queue that holds
+    a key of one of the families of :data:`TYPES`, of the Redis type SPEC §3 gives it, so that a
+    queue whose items are all in flight, delayed or dead is found too.
 
-    It needs SCAN, which only the operator and admin ACL roles have (SPEC §13.1).
+    It needs SCAN, which only the operator ACL role has (SPEC §13.1): one pass per Redis type.
     """
     nodes = client.get_primaries() if cluster else [None]
     found: set[str] = set()
-    for node in nodes:
-        keys = (
-            client.scan_iter(match="*:queue", _type="list", count=1000, target_nodes=node)
-            if cluster
-            else client.scan_iter(match="*:queue", _type="list", count=1000)
-        )
-        for key in keys:
-            with contextlib.suppress(UnicodeDecodeError):
-                found.add(key.decode("utf-8")[: -len(":queue")])
+    try:
+        for node in nodes:
+            for kind in sorted(set(TYPES.values())):
+                options: dict[str, Any] = {"match": "*:*", "_type": kind, "count": 1000}
+                keys = (
+                    client.scan_iter(**options, target_nodes=node) if cluster else client.scan_iter(**options)
+                )
+                for key in keys:
+                    with contextlib.suppress(UnicodeDecodeError):
+                        prefix = queue_of(key.decode("utf-8"), kind)
+                        if prefix:
+                            found.add(prefix)
+    except redis.exceptions.NoPermissionError as exc:
+        raise click.ClickException(
+            f"finding the queues needs SCAN, which only the operator ACL role has (SPEC §13.1): {exc}"
+        ) from exc
     return sorted(found)
 
 
-def queue_counts(client: Any, prefixes: list[str]) -> list[dict[str, Any]]:
-    """Each queue's counts, as ``rwq stats`` reads them; a prefix rwq refuses is left out. A
-    shard of a sharded queue, ``{P#i}``, is counted on its own (RWQ-KEYS-010 lets only the
+def queue_counts(client: Any, prefixes: list[str]) -> tuple[list[dict[str, Any]], int]:
+    """Each queue's counts, as ``rwq stats`` reads them, and how many queues were skipped because
+    this user may not read them (its ACL role is for other queues, SPEC §13.1). A prefix rwq refuses is left
+    out. A shard of a sharded queue, ``{P#i}``, is counted on its own (RWQ-KEYS-010 lets only the
     sharded queue open it, so it is read through :class:`~rwq.protocol.validation.ShardPrefix`)."""
-    rows = []
+    rows, skipped = [], 0
     for prefix in prefixes:
         try:
             counts = WorkQueue(client, v.ShardPrefix(prefix) if v.shard_form(prefix) else prefix).counts()
         except InvalidArgument:
             continue  # not an RWQ/1 queue: a reserved segment, or no hash tag on a cluster
+        except NoPermission:
+            skipped += 1
+            continue
         rows.append({"prefix": prefix, **asdict(counts)})
-    return rows
+    return rows, skipped
+
+
+def say_skipped(skipped: int) -> None:
+    """Tell, on stderr, how many queues this user may not read (the tables leave them out)."""
+    if skipped:
+        noun = "queue" if skipped == 1 else "queues"
+        click.echo(
+            f"skipped {skipped} {noun} this user may not read (its ACL role is for other queues, SPEC §13.1)",
+            err=True,
+        )
 
 
 @click.command()
@@ -399,13 +585,17 @@ def queue_counts(client: Any, prefixes: list[str]) -> list[dict[str, Any]]:
 @cluster_option
 @json_option
 def queues(*, url: str, cluster: bool, as_json: bool) -> None:
-    """The queues on a server, with their counts. Needs SCAN (the operator or admin ACL role)."""
+    """The queues on a server, with their counts: every queue that holds anything (ready, in
+    flight, delayed or dead items, a policy...). Run it as the operator ACL role (it needs SCAN);
+    the queues this user may not read are skipped and counted ("skipped")."""
     with open_client(url, cluster) as client:
-        rows = queue_counts(client, find_queues(client, cluster=cluster))
-    table = _table("queues", "prefix", "ready", "in flight", "delayed", "dead")
+        rows, skipped = queue_counts(client, find_queues(client, cluster=cluster))
+    table = _table("queues", "prefix", *COUNTS)
     for row in rows:
         table.add_row(shown(row["prefix"]), *(str(row[n]) for n in COUNTS))
-    emit(as_json, {"command": "queues", "queues": rows}, table)
+    emit(as_json, {"command": "queues", "queues": rows, "skipped": skipped}, table)
+    if not as_json:
+        say_skipped(skipped)
 
 
 @click.command()
@@ -419,7 +609,8 @@ def queues(*, url: str, cluster: bool, as_json: bool) -> None:
 def top(
     *, url: str, cluster: bool, prefixes: tuple[str, ...], interval_ms: int, iterations: int | None
 ) -> None:
-    """A live view of the queues' counts and how fast they change (per second)."""
+    """A live view of the queues' counts and how fast they change (per second). Run it as the
+    operator ACL role; the queues this user may not read are skipped, and counted in the title."""
     console = Console(highlight=False, emoji=False, markup=False)
     with open_client(url, cluster) as client:
         previous: dict[str, dict[str, Any]] = {}
@@ -428,8 +619,9 @@ def top(
         def frame() -> Table:
             nonlocal previous, last
             names = list(prefixes) or find_queues(client, cluster=cluster)
-            rows, now = queue_counts(client, names), time.monotonic()
-            table = _table("rwq top", "prefix", "ready", "in flight", "delayed", "dead", "ready/s", "dead/s")
+            (rows, skipped), now = queue_counts(client, names), time.monotonic()
+            title = f"rwq top (skipped {skipped} this user may not read)" if skipped else "rwq top"
+            table = _table(title, "prefix", *COUNTS, "queued/s", "dead/s")
             for row in rows:
                 before, elapsed = previous.get(row["prefix"]), max(now - last, 1e-9)
                 rates = [
@@ -452,13 +644,14 @@ def open_client(url: str, cluster: bool) -> Iterator[Any]:
     """A client of its own, every failure a one-line CLI error, as :func:`open_queue`."""
     try:
         client: Any = RedisCluster.from_url(url) if cluster else redis.Redis.from_url(url)
-    except (ValueError, redis.RedisError) as exc:
-        raise click.ClickException(f"cannot use --url {_redacted(url)}: {exc}") from exc
+    except (ValueError, *FAILURES) as exc:
+        raise click.ClickException(redacted(f"cannot use --url {url}: {exc}", url)) from exc
     try:
         yield client
     except RwqError as exc:
-        raise click.ClickException(f"{exc.code}: {exc}{_hint(exc)}") from exc
-    except redis.RedisError as exc:
-        raise click.ClickException(f"REDIS_ERROR: {type(exc).__name__}: {exc}{_hint(exc)}") from exc
+        raise click.ClickException(redacted(f"{exc.code}: {exc}{_hint(exc)}", url)) from exc
+    except FAILURES as exc:
+        message = f"REDIS_ERROR: {type(exc).__name__}: {exc}{_hint(exc)}"
+        raise click.ClickException(redacted(message, url)) from exc
     finally:
         client.close()

@@ -39,6 +39,11 @@ class RedisFailure(RwqError):
     code = "REDIS_ERROR"
 
 
+class NoPermission(RedisFailure):
+    """The server's ACL refused a command of this call (code REDIS_ERROR, SPEC RWQ-SEC-006): the
+    caller's role does not include this operation on this queue. Nothing was written."""
+
+
 class NotReplicated(RedisFailure):
     """The write took effect on the primary, but fewer replicas than asked acknowledged it in time.
 

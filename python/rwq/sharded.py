@@ -6,7 +6,9 @@ hash slot of ``P#i``, so a Redis Cluster spreads the shards over its masters. Ev
 queue must use the same number of shards: an id always lands on shard ``CRC-32(id) % shards``,
 so ``add`` stays idempotent. The first operation records the count in shard 0
 (``{P#0}:shards``), or checks it against the one recorded there: a client with another count
-gets ``ShardMismatch``. Leases visit the shards in rotation, one step further each call, so that
+gets ``ShardMismatch``. Under the ACL roles only the admin may record it
+(:meth:`ShardedWorkQueue.record_shard_count`, ``rwq shards``); the others get ``NoPermission``
+until it is recorded. Leases visit the shards in rotation, one step further each call, so that
 a non-empty shard is tried first at least once every ``shards`` calls; with every shard
 non-empty, one consumer takes from each in turn, and the k-th oldest item of a shard is leased
 within ``shards * k`` calls. A blocking lease that finds every shard empty waits on the
@@ -27,7 +29,7 @@ from redis.cluster import RedisCluster
 
 from .aio import AsyncWorkQueue
 from .client import WorkQueue
-from .errors import RwqError
+from .errors import NoPermission, RwqError
 from .protocol import sharding as plans
 from .protocol import validation
 from .protocol.operations import CleanReport, Counts, DeadItem, FailResult, Lease, Outcome, RetryPolicy
@@ -50,6 +52,16 @@ class ShardedWorkQueue:
     @property
     def prefix(self) -> str:
         return self.layout.prefix
+
+    def record_shard_count(self) -> None:
+        """Record the queue's shard count in shard 0 when none is recorded, else check this
+        client's against it (``ShardMismatch``). Every first operation does this; under the ACL
+        roles of SPEC §13.1 only the admin may record, so the admin runs this once, first."""
+        try:
+            self.queues[0]._run(plans.check_count(self.layout))
+        except NoPermission as exc:
+            raise plans.unrecorded(self.layout, exc) from exc
+        self._counted = True
 
     def add(self, item_id: str, data: bytes, *, delay_ms: int = 0) -> bool:
         """Add an item to its shard, ready now or after ``delay_ms``; False if the id is known."""
@@ -178,8 +190,7 @@ class ShardedWorkQueue:
         try:
             step = next(plan)  # a plan checks all of its arguments before its first step
             if not self._counted:
-                self.queues[0]._run(plans.check_count(self.layout))  # once, before the first I/O
-                self._counted = True
+                self.record_shard_count()  # once, before the first I/O
             while True:
                 if isinstance(step, OnBell):
                     step = plan.send(self._bell(step))
@@ -212,6 +223,14 @@ class AsyncShardedWorkQueue:
     @property
     def prefix(self) -> str:
         return self.layout.prefix
+
+    async def record_shard_count(self) -> None:
+        """:meth:`ShardedWorkQueue.record_shard_count`."""
+        try:
+            await self.queues[0]._run(plans.check_count(self.layout))
+        except NoPermission as exc:
+            raise plans.unrecorded(self.layout, exc) from exc
+        self._counted = True
 
     async def add(self, item_id: str, data: bytes, *, delay_ms: int = 0) -> bool:
         """Add an item to its shard, ready now or after ``delay_ms``; False if the id is known."""
@@ -344,8 +363,7 @@ class AsyncShardedWorkQueue:
         try:
             step = next(plan)  # a plan checks all of its arguments before its first step
             if not self._counted:
-                await self.queues[0]._run(plans.check_count(self.layout))  # once, before the first I/O
-                self._counted = True
+                await self.record_shard_count()  # once, before the first I/O
             while True:
                 if isinstance(step, OnBell):
                     step = plan.send(await self._bell(step))

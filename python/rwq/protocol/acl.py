@@ -88,7 +88,14 @@ class Role:
 ROLES: dict[str, Role] = {
     role.name: role
     for role in (
-        Role("producer", "add, add_many (delayed too; WAIT of profile ack)", "nothing", ("add",), ("wait",)),
+        Role(
+            "producer",
+            "add, add_many (delayed too; WAIT of profile ack)",
+            "nothing",
+            ("add",),
+            ("wait",),
+            read_only=("dead",),
+        ),
         Role(
             "worker",
             "lease (blocking too), lease_many, renew, complete, complete_and_lease, release, fail, "
@@ -120,7 +127,7 @@ ROLES: dict[str, Role] = {
         ),
         Role(
             "admin",
-            "load the scripts, set and read the retry policy",
+            "load the scripts, set and read the retry policy, record a sharded queue's shard count",
             "nothing",
             ("set_policy",),
             ("script|load", "hgetall"),
@@ -177,8 +184,8 @@ def rules(role: str, prefix: str, *, read_only: bool = True, shards: int = 0) ->
     A family the role only reads gets a read-only pattern (``%R~``, Redis 7); ``read_only=False``
     writes ``~`` instead, for Redis 6.2. With ``shards`` (profile sharded, SPEC §19) the patterns
     name the shards ``{prefix#i}`` through digit classes (:func:`shard_globs`), with the shard
-    count key of shard 0 that every client checks, and the doorbell for the roles that ring it
-    or wait on it.
+    count key of shard 0 that every client checks (read-only but for the admin, who records it),
+    and the doorbell for the roles that ring it or wait on it.
     """
     if role not in ROLES:
         raise InvalidArgument(f"role must be one of {', '.join(ROLES)}, not {role!r}")
@@ -193,7 +200,9 @@ def rules(role: str, prefix: str, *, read_only: bool = True, shards: int = 0) ->
         for glob in shard_globs(shards)
         for pattern in _patterns(spec, f"{{{prefix}#{glob}}}", read_only)
     ]
-    patterns.append(f"~{layout.prefixes[0]}:shards")
+    # Only the admin records the shard count; every other role only checks it (RWQ-SHARD-009).
+    writes = role == "admin" or not read_only
+    patterns.append(f"{'' if writes else '%R'}~{layout.prefixes[0]}:shards")
     extra = set(script_commands("shards"))
     if role in RINGS:
         patterns.append(f"~{layout.bell.decode()}")

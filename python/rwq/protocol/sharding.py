@@ -18,7 +18,7 @@ from collections.abc import Callable, Generator, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, TypeAlias, TypeVar
 
-from ..errors import InvalidArgument, InvalidType, ShardMismatch
+from ..errors import InvalidArgument, InvalidType, NoPermission, ShardMismatch
 from . import validation as v
 from .commands import Call, Plan, RunScript
 from .operations import (
@@ -88,6 +88,16 @@ def check_count(layout: ShardLayout) -> Plan[None]:
             f"queue {layout.prefix!r} has {recorded} shards recorded in {layout.prefixes[0]}:shards, "
             f"this client {layout.count}: they would route ids to different shards"
         )
+
+
+def unrecorded(layout: ShardLayout, refusal: NoPermission) -> NoPermission:
+    """The refusal of :func:`check_count` in plain words: with no count recorded, the script tried
+    to record this client's, and this user may not (only the admin role may, RWQ-SHARD-009)."""
+    return NoPermission(
+        f"this user may not record the shard count of sharded queue {layout.prefix!r}, and none is "
+        f"recorded in {layout.prefixes[0]}:shards (only the admin role records it, RWQ-SHARD-009): "
+        f"run `rwq shards --prefix {layout.prefix} --shards {layout.count}` as the admin first ({refusal})"
+    )
 
 
 def rotation(start: int, count: int) -> list[int]:
@@ -372,28 +382,36 @@ def complete_and_lease(
     lease_ms: int,
     require_lease: bool,
 ) -> ShardPlan[tuple[list[Outcome], list[Lease]]]:
-    """complete_and_lease(_many): in one call when every item is on the shard next in the
-    rotation (what that shard lacks is then leased from the others, in rotation order), else
-    completes and leases in two, so that the fast path starves no shard (RWQ-SHARD-005)."""
+    """complete_and_lease(_many), visiting the shards in rotation (RWQ-SHARD-005): on the shard
+    next in the rotation, the composite completes that shard's items and leases (a lease alone
+    when none of the items is there); then the other shards' items are completed, one call per
+    shard, and what the first shard lacked is leased from the others, in rotation order. The
+    first call leases, so a caller that may not lease (the operator role) writes nothing
+    (RWQ-SEC-006), and the fast path starves no shard."""
     items = v.batch(items, "items")
     v.batch_size(len(items), "items to complete")
     v.batch_size(count, "count")
     v.duration_ms(lease_ms, "lease_ms")
-    shards = {layout.shard_of(_item_id(item, v.flag(require_lease, "require_lease"))) for item in items}
-    if shards == {turns.next}:
-        order = turns.turn()
-        method = "complete_and_lease_many"
-        kwargs = {"require_lease": require_lease}
-        outcomes, leased = yield OnShard(order[0], method, (items, count, lease_ms), kwargs)
-        for shard in order[1:]:
-            if len(leased) == count:
-                break
-            leased += yield OnShard(
-                shard, "lease_many", (), {"count": count - len(leased), "lease_ms": lease_ms}
-            )
-        return outcomes, leased
-    outcomes = yield from complete_many(layout, items, require_lease)
-    return outcomes, (yield from lease_many(layout, turns, count, lease_ms))
+    require_lease = v.flag(require_lease, "require_lease")
+    groups = group(layout, items, lambda item: _item_id(item, require_lease))
+    order = turns.turn()
+    kwargs = {"require_lease": require_lease}
+    results: dict[int, Any] = {}
+    leased: list[Lease]
+    if order[0] in groups:
+        mine = [items[i] for i in groups[order[0]]]
+        results[order[0]], leased = yield OnShard(
+            order[0], "complete_and_lease_many", (mine, count, lease_ms), kwargs
+        )
+    else:
+        leased = yield OnShard(order[0], "lease_many", (), {"count": count, "lease_ms": lease_ms})
+    others = {shard: positions for shard, positions in groups.items() if shard != order[0]}
+    results |= yield from _each(others, items, "complete_many", **kwargs)
+    for shard in order[1:]:
+        if len(leased) == count:
+            break
+        leased += yield OnShard(shard, "lease_many", (), {"count": count - len(leased), "lease_ms": lease_ms})
+    return scatter(groups, results, len(items)), leased
 
 
 def every_shard(layout: ShardLayout, method: str, **kwargs: Any) -> ShardPlan[list[Any]]:

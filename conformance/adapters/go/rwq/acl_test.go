@@ -6,6 +6,7 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/redis/go-redis/v9"
 )
@@ -176,5 +177,94 @@ func TestServerCheckWithoutInfo(t *testing.T) {
 	}
 	if warned != "" {
 		t.Fatalf("warned without INFO: %q", warned)
+	}
+}
+
+// exactState is every key of queue prefix (plain and sharded forms) with its DUMP and whether it has
+// a TTL: a refused call must leave it unchanged (RWQ-SEC-006).
+func exactState(t *testing.T, admin *redis.Client, prefix string) map[string]string {
+	t.Helper()
+	state := map[string]string{}
+	for _, pattern := range []string{prefix + ":*", "{" + prefix + "#*"} {
+		for _, key := range must[[]string](t)(admin.Keys(ctx, pattern).Result()) {
+			ttl := must[time.Duration](t)(admin.PTTL(ctx, key).Result()) > 0
+			state[key] = fmt.Sprintf("%q ttl=%v", must[string](t)(admin.Dump(ctx, key).Result()), ttl)
+		}
+	}
+	return state
+}
+
+// refusedUnchanged runs call, which the role's ACL must refuse, and checks that it wrote nothing.
+func refusedUnchanged(t *testing.T, admin *redis.Client, prefix, name string, call func() error) error {
+	t.Helper()
+	before := exactState(t, admin, prefix)
+	err := call()
+	if !ACLRefused(err) {
+		t.Errorf("%s: want an ACL refusal, got %v", name, err)
+	}
+	if after := exactState(t, admin, prefix); fmt.Sprint(after) != fmt.Sprint(before) {
+		t.Errorf("%s: refused after writing:\nbefore %v\nafter  %v", name, before, after)
+	}
+	return err
+}
+
+// A call outside the caller's role writes nothing (RWQ-SEC-006): the operator's lease, which
+// would promote a due delayed item, and its complete-and-lease, which would complete first; and a
+// sharded client whose role may only read the shard count, on a queue with none recorded
+// (RWQ-SHARD-009).
+func TestRefusedCallsWriteNothing(t *testing.T) {
+	admin := redis.NewClient(&redis.Options{Addr: standaloneAddr, MaxRetries: -1})
+	defer admin.Close()
+	roles := specRoles(t)
+	queueSeq++
+	prefix := fmt.Sprintf("refused%d", queueSeq)
+	operator := must[*Queue](t)(New(roleClient(t, admin, "operator", prefix, roles["operator"]), prefix, nil))
+	setup := must[*Queue](t)(New(admin, prefix, nil))
+	must[bool](t)(setup.AddDelayed(ctx, "d", []byte("D"), 1))
+	time.Sleep(5 * time.Millisecond)
+	refusedUnchanged(t, admin, prefix, "operator Lease with a due item", func() error {
+		_, err := operator.Lease(ctx, 60_000)
+		return err
+	})
+	l := heldLease(t, setup)
+	must[bool](t)(setup.Add(ctx, "r", []byte("R")))
+	refusedUnchanged(t, admin, prefix, "operator CompleteOwnedAndLease", func() error {
+		_, _, err := operator.CompleteOwnedAndLease(ctx, l, 60_000)
+		return err
+	})
+
+	// Sharded, 2 shards: the roles' patterns for every shard, the count read-only but for the admin.
+	queueSeq++
+	sharded := fmt.Sprintf("refused%d", queueSeq)
+	shardRules := func(role string) []string {
+		rules := []string{}
+		for _, rule := range roles[role] {
+			rules = append(rules, strings.ReplaceAll(rule, "jobs:", "{"+sharded+"#[0-1]}:"))
+		}
+		count := "%R~{" + sharded + "#0}:shards"
+		if role == "admin" {
+			count = "~{" + sharded + "#0}:shards"
+		}
+		return append(rules, count, "~{"+sharded+"#bell}", "+get", "+set", "+type", "+blpop", "+lpush", "+ltrim", "+pexpire", "+llen")
+	}
+	for _, role := range []string{"producer", "worker", "operator"} {
+		c := redis.NewClient(&redis.Options{Addr: standaloneAddr, Username: sharded + "-" + role, Password: "pw", MaxRetries: -1})
+		args := []any{"ACL", "SETUSER", sharded + "-" + role}
+		for _, rule := range shardRules(role) {
+			args = append(args, rule)
+		}
+		if err := admin.Do(ctx, append(args, ">pw")...).Err(); err != nil {
+			t.Fatal(err)
+		}
+		s := must[*ShardedQueue](t)(NewSharded(c, sharded, 2, nil))
+		err := refusedUnchanged(t, admin, sharded, role+" first use, no count recorded", func() error {
+			_, err := s.Add(ctx, "a", []byte("A"))
+			return err
+		})
+		if err == nil || !strings.Contains(err.Error(), "rwq shards --prefix "+sharded+" --shards 2") {
+			t.Errorf("%s: the refusal should name the admin's command: %v", role, err)
+		}
+		c.Close()
+		admin.Do(ctx, "ACL", "DELUSER", sharded+"-"+role)
 	}
 }

@@ -82,3 +82,19 @@ func translate(err error) error {
 	}
 	return redisFailure(err.Error(), err)
 }
+
+// ACLRefused reports whether err is the server's ACL refusing a command of the call (NOPERM, or
+// Redis 7.0's text for a refusal inside a script). Its code is REDIS_ERROR; a canonical script
+// refused by the ACL wrote nothing (RWQ-SEC-006).
+func ACLRefused(err error) bool {
+	if err == nil {
+		return false
+	}
+	text := err.Error()
+	for _, sign := range []string{"NOPERM", "no permissions", "can't run this command", "can't access at least one of the keys"} {
+		if strings.Contains(text, sign) {
+			return true
+		}
+	}
+	return false
+}

@@ -102,17 +102,6 @@ func (s *ShardedQueue) turn() []int {
 	return order
 }
 
-// turnIf takes a turn only when shard is the next in the rotation (RWQ-SHARD-005).
-func (s *ShardedQueue) turnIf(shard int) bool {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.next != shard {
-		return false
-	}
-	s.next = (s.next + 1) % len(s.shards)
-	return true
-}
-
 // ready records or checks the shard count once, before the first I/O of the first operation
 // (RWQ-SHARD-003): a mismatch is reported by this and every later operation.
 func (s *ShardedQueue) ready(ctx context.Context) error {
@@ -124,6 +113,12 @@ func (s *ShardedQueue) ready(ctx context.Context) error {
 	first := s.shards[0]
 	reply, err := first.eval(ctx, "shards", first.one(), len(s.shards))
 	if err != nil {
+		if ACLRefused(err) {
+			return &Error{Code: CodeRedisError, Err: err, Message: fmt.Sprintf(
+				"this user may not record the shard count of sharded queue %q, and none is recorded in %s:shards "+
+					"(only the admin role records it, RWQ-SHARD-009): run `rwq shards --prefix %s --shards %d` as the admin first (%v)",
+				s.prefix, first.prefix, s.prefix, len(s.shards), err)}
+		}
 		return err
 	}
 	recorded, ok := reply.(int64)
@@ -481,9 +476,12 @@ func (s *ShardedQueue) CompleteOwnedAndLease(ctx context.Context, l Lease, lease
 }
 
 // CompleteAndLeaseMany completes 1..1000 items by id and leases up to count (1..1000) ready
-// items (RWQ-SHARD-005): in one composite script call when every item is on the shard next in
-// the rotation (which then advances), else as CompleteMany followed by LeaseMany, so that the fast
-// path starves no shard. An error of the lease part comes back with the outcomes, which took effect.
+// items (RWQ-SHARD-005), visiting the shards in rotation (which advances once): on the shard next
+// in the rotation, one composite script call completes that shard's items and leases (a lease if
+// it holds none of them); then the other shards' items are completed, one call per shard, and what
+// is still lacking is leased from the other shards in rotation order. The first call leases, so a
+// caller that may not lease writes nothing (RWQ-SEC-006), and no shard is starved. An error of a
+// later call comes back alone, though the calls before it took effect.
 func (s *ShardedQueue) CompleteAndLeaseMany(ctx context.Context, ids []string, count int, leaseMs int64) ([]Outcome, []Lease, error) {
 	for _, id := range ids {
 		if err := checkID(id); err != nil {
@@ -491,8 +489,10 @@ func (s *ShardedQueue) CompleteAndLeaseMany(ctx context.Context, ids []string, c
 		}
 	}
 	return completeAndLease(ctx, s, ids, sameID, count, leaseMs,
-		func(q *Queue) ([]Outcome, []Lease, error) { return q.CompleteAndLeaseMany(ctx, ids, count, leaseMs) },
-		func() ([]Outcome, error) { return s.CompleteMany(ctx, ids) })
+		func(q *Queue, part []string) ([]Outcome, []Lease, error) {
+			return q.CompleteAndLeaseMany(ctx, part, count, leaseMs)
+		},
+		func(q *Queue, part []string) ([]Outcome, error) { return q.CompleteMany(ctx, part) })
 }
 
 // CompleteOwnedAndLeaseMany is CompleteAndLeaseMany with owner checks (as CompleteManyOwned).
@@ -501,14 +501,14 @@ func (s *ShardedQueue) CompleteOwnedAndLeaseMany(ctx context.Context, leases []L
 		return nil, nil, err
 	}
 	return completeAndLease(ctx, s, leases, leaseID, count, leaseMs,
-		func(q *Queue) ([]Outcome, []Lease, error) {
-			return q.CompleteOwnedAndLeaseMany(ctx, leases, count, leaseMs)
+		func(q *Queue, part []Lease) ([]Outcome, []Lease, error) {
+			return q.CompleteOwnedAndLeaseMany(ctx, part, count, leaseMs)
 		},
-		func() ([]Outcome, error) { return s.CompleteManyOwned(ctx, leases) })
+		func(q *Queue, part []Lease) ([]Outcome, error) { return q.CompleteManyOwned(ctx, part) })
 }
 
 func completeAndLease[T any](ctx context.Context, s *ShardedQueue, items []T, id func(T) string, count int, leaseMs int64,
-	fast func(q *Queue) ([]Outcome, []Lease, error), complete func() ([]Outcome, error)) ([]Outcome, []Lease, error) {
+	composite func(q *Queue, part []T) ([]Outcome, []Lease, error), complete func(q *Queue, part []T) ([]Outcome, error)) ([]Outcome, []Lease, error) {
 	if err := checkBatch("items", len(items)); err != nil {
 		return nil, nil, err
 	}
@@ -518,38 +518,69 @@ func completeAndLease[T any](ctx context.Context, s *ShardedQueue, items []T, id
 	if err := checkDuration("lease_ms", leaseMs, 1); err != nil {
 		return nil, nil, err
 	}
-	shard := s.ShardOf(id(items[0]))
-	one := true
-	for _, it := range items[1:] {
-		if s.ShardOf(id(it)) != shard {
-			one = false
-			break
-		}
-	}
 	if err := s.ready(ctx); err != nil {
 		return nil, nil, err
 	}
-	if one && s.turnIf(shard) {
-		outcomes, leases, err := fast(s.shards[shard])
-		if err != nil {
-			return nil, nil, err
+	order := s.turn()
+	var mine, others []int
+	for i, it := range items {
+		if s.ShardOf(id(it)) == order[0] {
+			mine = append(mine, i)
+		} else {
+			others = append(others, i)
 		}
-		// What the shard lacks comes from the others, in rotation order (RWQ-SHARD-005).
-		for step := 1; step < len(s.shards) && len(leases) < count; step++ {
-			got, err := s.shards[(shard+step)%len(s.shards)].LeaseMany(ctx, count-len(leases), leaseMs)
-			if err != nil {
-				return nil, nil, err
-			}
-			leases = append(leases, got...)
-		}
-		return outcomes, leases, nil
 	}
-	outcomes, err := complete()
+	pick := func(positions []int) []T {
+		part := make([]T, len(positions))
+		for k, i := range positions {
+			part[k] = items[i]
+		}
+		return part
+	}
+	outcomes := make([]Outcome, len(items))
+	place := func(positions []int, got []Outcome) error {
+		if len(got) != len(positions) {
+			return redisFailure(fmt.Sprintf("answered %d results for %d items", len(got), len(positions)), nil)
+		}
+		for k, i := range positions {
+			outcomes[i] = got[k]
+		}
+		return nil
+	}
+	var leases []Lease
+	var err error
+	if len(mine) > 0 {
+		var got []Outcome
+		if got, leases, err = composite(s.shards[order[0]], pick(mine)); err == nil {
+			err = place(mine, got)
+		}
+	} else {
+		leases, err = s.shards[order[0]].LeaseMany(ctx, count, leaseMs)
+	}
 	if err != nil {
 		return nil, nil, err
 	}
-	leases, err := s.leaseMany(ctx, count, leaseMs)
-	return outcomes, leases, err
+	if len(others) > 0 {
+		got, err := perShard(ctx, s, pick(others), id, complete)
+		if err != nil {
+			return nil, nil, err
+		}
+		if err := place(others, got); err != nil {
+			return nil, nil, err
+		}
+	}
+	// What the first shard lacked comes from the others, in rotation order (RWQ-SHARD-005).
+	for _, shard := range order[1:] {
+		if len(leases) >= count {
+			break
+		}
+		got, err := s.shards[shard].LeaseMany(ctx, count-len(leases), leaseMs)
+		if err != nil {
+			return nil, nil, err
+		}
+		leases = append(leases, got...)
+	}
+	return outcomes, leases, nil
 }
 
 // Release gives a held item back to its shard's queue at once: true when released, false when
