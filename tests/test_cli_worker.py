@@ -155,3 +155,22 @@ def test_an_unreachable_redis_is_exit_1(tmp_path: Path) -> None:
     done = subprocess.run(command, cwd=tmp_path, capture_output=True, text=True, timeout=60, check=False)
     assert done.returncode == 1
     assert "worker stopped" in done.stderr
+
+
+@pytest.mark.parametrize("log_format", ["text", "json"])
+def test_no_log_line_shows_the_urls_password(tmp_path: Path, log_format: str) -> None:
+    """Whatever logs the URL (here the handler module, at import), the password is masked, in
+    the userinfo and in a ``password=`` parameter alike (#21 §11)."""
+    url = "redis://worker:s3cr%40t@127.0.0.1:1/0?password=an0ther"
+    (tmp_path / "tasks.py").write_text(
+        "import logging, os\nlogging.getLogger('tasks').warning('using %s', os.environ['RWQ_URL'])\n"
+        "def handle(job):\n    pass\n"
+    )
+    command = [sys.executable, "-m", "rwq.console", "worker", "tasks:handle", "-q", "jobs"]
+    command += ["--log-format", log_format]
+    env = {**os.environ, "RWQ_URL": url}
+    done = subprocess.run(command, cwd=tmp_path, env=env, capture_output=True, text=True, timeout=60, check=False)
+    assert done.returncode == 1
+    assert "using redis://worker:***@127.0.0.1:1/0?password=***" in done.stderr
+    for secret in ("s3cr%40t", "s3cr@t", "an0ther"):
+        assert secret not in done.stderr

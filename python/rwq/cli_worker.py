@@ -28,7 +28,7 @@ from redis.cluster import RedisCluster
 
 from .aio import AsyncWorkQueue
 from .aio_worker import AsyncWorker
-from .cli_queue import cluster_option, shards_option, url_option
+from .cli_queue import cluster_option, redacted, shards_option, url_option
 from .client import WorkQueue
 from .errors import RwqError
 from .handlers import handler_kind
@@ -54,6 +54,17 @@ class JsonFormatter(logging.Formatter):
         if record.exc_info:
             entry["exception"] = self.formatException(record.exc_info)
         return json.dumps(entry, default=str)
+
+
+class Redacting(logging.Formatter):
+    """Another formatter's lines with the passwords of the Redis URL masked, whatever logged them."""
+
+    def __init__(self, inner: logging.Formatter, url: str) -> None:
+        super().__init__()
+        self.inner, self.url = inner, url
+
+    def format(self, record: logging.LogRecord) -> str:
+        return redacted(self.inner.format(record), self.url)
 
 
 def otel_hook() -> Callable[[WorkerEvent], object]:
@@ -150,7 +161,7 @@ def worker_command(
     """
     stream = logging.StreamHandler()
     text = logging.Formatter("%(asctime)s %(levelname)s %(message)s")
-    stream.setFormatter(JsonFormatter() if log_format == "json" else text)
+    stream.setFormatter(Redacting(JsonFormatter() if log_format == "json" else text, url))
     logging.basicConfig(level=log_level, handlers=[stream], force=True)
     logging.captureWarnings(
         True

@@ -43,6 +43,7 @@ from .errors import (
     InvalidType,
     LeaseLost,
     NonRetryable,
+    NoPermission,
     PolicyMissing,
     RedisFailure,
     RetryLater,
@@ -189,11 +190,6 @@ class Job(_JobBase):
 
     def __repr__(self) -> str:
         return f"Job(id={self.id!r}, lost={self.lost.is_set()})"
-
-
-def _no_permission(exc: RedisFailure) -> bool:
-    """Whether Redis refused the call for the user's ACL: NOPERM, or its words in a script error."""
-    return any(sign in str(exc) for sign in ("NOPERM", "no permissions", "can't run", "can't access"))
 
 
 class _Backoff:
@@ -360,7 +356,7 @@ class _WorkerBase(abc.ABC):
             )
         elif current is not None:
             self.logger.info("queue %r has the worker's retry policy already", self.prefix)
-        elif error is not None and _no_permission(error):
+        elif isinstance(error, NoPermission):
             raise PolicyMissing(
                 f"queue {self.prefix!r} has no retry policy and this worker may not store one: run "
                 f"`{fix}` as an admin, or pass retry=None to run without one (RWQ-WORKER-001)"
