@@ -169,7 +169,9 @@ def test_no_log_line_shows_the_urls_password(tmp_path: Path, log_format: str) ->
     command = [sys.executable, "-m", "rwq.console", "worker", "tasks:handle", "-q", "jobs"]
     command += ["--log-format", log_format]
     env = {**os.environ, "RWQ_URL": url}
-    done = subprocess.run(command, cwd=tmp_path, env=env, capture_output=True, text=True, timeout=60, check=False)
+    done = subprocess.run(
+        command, cwd=tmp_path, env=env, capture_output=True, text=True, timeout=60, check=False
+    )
     assert done.returncode == 1
     assert "using redis://worker:***@127.0.0.1:1/0?password=***" in done.stderr
     for secret in ("s3cr%40t", "s3cr@t", "an0ther"):
