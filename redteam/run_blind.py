@@ -2,7 +2,8 @@
 
     .venv/bin/python redteam/run_blind.py [NAME ...] [--declared-keys]
 
-One run per (mutant, pattern), one at a time (the machine is shared), without the property test
+Caught mutants live in conformance/mutants (with their ledger lines), the others in
+redteam/mutants. One run per (mutant, pattern), one at a time (the machine is shared), without the property test
 and the workload. Results go to /tmp/red-blind/<mutant>/<pattern>/report.json and a summary line
 per mutant to redteam/blind_results.txt.
 """
@@ -18,6 +19,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 MUTANTS = ROOT / "conformance" / "mutants"
+UNCAUGHT = ROOT / "redteam" / "mutants"  # blind mutants no case catches yet (no ledger line possible)
 PATTERNS = ["retry", "release", "delay", "validation", "sharded", "scripts", "declared-keys", "interop"]
 EXTRA = {
     "blind_lease_promotes_first": ["lease", "clean", "complete-and-lease", "acl"],
@@ -27,7 +29,8 @@ EXTRA = {
 
 def run(name: str, pattern: str, declared: bool) -> list[str]:
     out = Path("/tmp/red-blind") / name / (pattern + ("-decl" if declared else ""))
-    adapter = f"{shlex.quote(sys.executable)} {shlex.quote(str(MUTANTS / f'{name}.py'))}"
+    path = MUTANTS / f"{name}.py" if (MUTANTS / f"{name}.py").exists() else UNCAUGHT / f"{name}.py"
+    adapter = f"{shlex.quote(sys.executable)} {shlex.quote(str(path))}"
     argv = [sys.executable, "-m", "rwq.cli", "conformance", "--adapter", adapter, "--out", str(out)]
     argv += ["-k", pattern, "--no-workload", "--property-examples", "0"]
     if declared:
@@ -48,7 +51,7 @@ def run(name: str, pattern: str, declared: bool) -> list[str]:
 def main() -> None:
     args = [a for a in sys.argv[1:] if not a.startswith("--")]
     declared = "--declared-keys" in sys.argv
-    names = args or sorted(p.stem for p in MUTANTS.glob("blind_*.py"))
+    names = args or sorted(p.stem for d in (MUTANTS, UNCAUGHT) for p in d.glob("blind_*.py"))
     with (ROOT / "redteam" / "blind_results.txt").open("a") as results:
         for name in names:
             caught: list[str] = []
