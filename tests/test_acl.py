@@ -855,3 +855,31 @@ async def test_the_async_sharded_client_names_the_admin_command_too(
         for role, client in clients.items():
             await client.aclose()
             r.acl_deluser(f"async-{role}")
+
+
+def test_a_deep_clean_without_scan_writes_nothing(r: redis.Redis, redis_server: RedisServer) -> None:
+    """SPEC §13.1's operator for untrusted tenants has no SCAN: its deep clean (and `rwq clean
+    --deep`, which also light-cleans) is refused before the index, the ghost drops, the requeues
+    and the light clean write anything (RWQ-SEC-006). Before, the light clean requeued expired
+    leases and promoted due items, then the refusal said nothing was written."""
+    r.flushall()
+    create_user(r, rwq_acl("operator", "--prefix", QUEUE, "--user", "tenant").replace(" +scan", ""))
+    tenant = connect(redis_server, "tenant")
+    try:
+        queue = WorkQueue(r, QUEUE)
+        queue.add("expired", b"x")
+        assert queue.lease(1) is not None  # its lease expires at once
+        queue.add("due", b"x", delay_ms=1)
+        r.lpush(f"{QUEUE}:queue", "ghost")  # an id with no item: the index would drop it
+        r.set(f"{QUEUE}:item:orphan", b"x")  # in no list: the deep clean would requeue it
+        time.sleep(0.01)
+        assert outcome_of("tenant", lambda: WorkQueue(tenant, QUEUE).deep_clean(), r) == "NOPERM"
+        url = f"redis://tenant:{PASSWORD}@127.0.0.1:{redis_server.port}/0"
+        before = snapshot(r)
+        result = CliRunner().invoke(cli, ["clean", "--deep", "--prefix", QUEUE, "--url", url])
+        assert result.exit_code == 1, result.output
+        assert "scan" in result.output
+        assert snapshot(r) == before
+    finally:
+        tenant.close()
+        r.acl_deluser("tenant")

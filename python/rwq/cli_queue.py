@@ -213,9 +213,12 @@ def stats(*, url: str, prefix: str, cluster: bool, shards: int, as_json: bool) -
 def clean(*, url: str, prefix: str, cluster: bool, shards: int, as_json: bool, deep: bool) -> None:
     """Requeue abandoned items (expired leases); with --deep, orphans too."""
     with open_queue(url, prefix, cluster, shards) as queue:
+        # The deep clean first: its SCAN is what a role may lack, and a refusal must come before
+        # the light clean writes anything (RWQ-SEC-006).
+        deep_report = queue.deep_clean() if deep else None
         reports = {"light": queue.light_clean()}
-        if deep:
-            reports["deep"] = queue.deep_clean()
+        if deep_report is not None:
+            reports["deep"] = deep_report
     table = _table(
         f"clean {prefix}", "kind", "requeued", "dropped (ids with no item)", "dead-lettered", "promoted"
     )

@@ -487,18 +487,25 @@ def deep_clean(keys: QueueKeys, *, chunk: int = 1000) -> Plan[CleanReport]:
     three = (keys.queue, keys.processing, keys.deep_clean_index(secrets.token_hex(8)))
     dropped = 0
     requeued: list[str] = []
+    item_prefix = keys.prefix.encode("utf-8") + b":item:"
+
+    def scan(cursor: int) -> Call:
+        # Only strings are items: a nested queue's lists and hashes are not (RWQ-KEYS-009).
+        return Call(
+            ("SCAN", cursor, "MATCH", item_prefix + b"*", "COUNT", chunk, "TYPE", "string"), keys.queue
+        )
+
+    # The first SCAN page comes before the index: SCAN is the command a role may lack, so a
+    # refused deep clean writes nothing (RWQ-SEC-006). Its ids are judged against the index
+    # built after it, as every later page's are.
+    cursor, found = yield scan(0)
     try:
         for name in (b"queue", b"processing"):
             start = 0
             while start >= 0:
                 start, ghosts = yield RunScript(script, three, (b"index", name, start, chunk))
                 dropped += ghosts
-        item_prefix = keys.prefix.encode("utf-8") + b":item:"
-        cursor = 0
         while True:
-            # Only strings are items: a nested queue's lists and hashes are not (RWQ-KEYS-009).
-            scan = ("SCAN", cursor, "MATCH", item_prefix + b"*", "COUNT", chunk, "TYPE", "string")
-            cursor, found = yield Call(scan, keys.queue)
             # Ids longer than RWQ/1 allows (older clients have no limit) are left alone.
             ids = [key[len(item_prefix) :] for key in found]
             ids = [item_id for item_id in ids if 0 < len(item_id) <= v.MAX_ID_BYTES]
@@ -507,6 +514,7 @@ def deep_clean(keys: QueueKeys, *, chunk: int = 1000) -> Plan[CleanReport]:
                 requeued += [v.decode_id(raw) for raw in reply]
             if int(cursor) == 0:
                 break
+            cursor, found = yield scan(int(cursor))
     except WrongType:
         # A refused run leaves no index behind (RWQ-DEEP-005): finish checks only the index key.
         yield RunScript(script, three, (b"finish",))

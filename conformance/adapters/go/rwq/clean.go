@@ -83,6 +83,26 @@ func (q *Queue) DeepClean(ctx context.Context, chunk int) (CleanReport, error) {
 // deepCleanRun is a deep clean's index and requeue calls, without the finish call.
 func (q *Queue) deepCleanRun(ctx context.Context, keys []string, chunk int) (CleanReport, error) {
 	var report CleanReport
+	node, err := q.node(ctx) // SCAN must go to the node of the queue's slot (RWQ-CLUSTER-002)
+	if err != nil {
+		return CleanReport{}, err
+	}
+	itemPrefix := q.prefix + ":item:"
+	scan := func(cursor uint64) ([]string, uint64, error) {
+		// Only strings are items: a nested queue's lists and hashes are not (RWQ-KEYS-009).
+		found, next, err := node.ScanType(ctx, cursor, itemPrefix+"*", int64(chunk), "string").Result()
+		if err = nodeFailed(ctx, q.cluster, err); err != nil {
+			return nil, 0, translate(err)
+		}
+		return found, next, nil
+	}
+	// The first SCAN page comes before the index: SCAN is the command a role may lack, so a
+	// refused deep clean writes nothing (RWQ-SEC-006). Its ids are judged against the index
+	// built after it, as every later page's are.
+	found, next, err := scan(0)
+	if err != nil {
+		return CleanReport{}, err
+	}
 	for _, list := range []string{"queue", "processing"} {
 		for start := int64(0); start >= 0; {
 			reply, err := q.eval(ctx, "deep_clean", keys, "index", list, start, chunk)
@@ -97,17 +117,7 @@ func (q *Queue) deepCleanRun(ctx context.Context, keys []string, chunk int) (Cle
 			report.Dropped += toInt(arr[1])
 		}
 	}
-	node, err := q.node(ctx) // SCAN must go to the node of the queue's slot (RWQ-CLUSTER-002)
-	if err != nil {
-		return CleanReport{}, err
-	}
-	itemPrefix := q.prefix + ":item:"
-	for cursor := uint64(0); ; {
-		// Only strings are items: a nested queue's lists and hashes are not (RWQ-KEYS-009).
-		found, next, err := node.ScanType(ctx, cursor, itemPrefix+"*", int64(chunk), "string").Result()
-		if err = nodeFailed(ctx, q.cluster, err); err != nil {
-			return CleanReport{}, translate(err)
-		}
+	for {
 		ids := make([]any, 0, len(found))
 		for _, key := range found {
 			// Ids longer than RWQ/1 allows (older clients have no limit) are left alone: the
@@ -124,8 +134,11 @@ func (q *Queue) deepCleanRun(ctx context.Context, keys []string, chunk int) (Cle
 		if err != nil {
 			return CleanReport{}, err
 		}
-		if cursor = next; cursor == 0 {
+		if next == 0 {
 			break
+		}
+		if found, next, err = scan(next); err != nil {
+			return CleanReport{}, err
 		}
 	}
 	return report, nil
