@@ -8,6 +8,7 @@ import shlex
 import subprocess
 import sys
 import unicodedata
+import urllib.parse
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -467,3 +468,24 @@ def test_redacted_masks_every_password_form() -> None:
     assert cli_queue.redacted(url, url) == "redis://u:***@h:1/0?password=***&db=0"
     assert cli_queue.redacted("auth p@ss failed", url) == "auth *** failed"
     assert cli_queue.redacted("redis://h:1/0", "redis://h:1/0") == "redis://h:1/0"
+    odd = "rediss://h:1/0?Password=Sec1&ssl_password=Sec2"  # any case, any *password= option
+    assert cli_queue.redacted(odd, odd) == "rediss://h:1/0?Password=***&ssl_password=***"
+    for secret in ("Xk9#q2/Zr7", "a?b/cde", "p@ss#w/rd"):  # unencoded: a URL parser cuts them short
+        for url in (f"redis://:{secret}@h:1/0", f"redis://user:{secret}@h:1/0"):
+            parsed = urllib.parse.urlsplit(url)
+            head = parsed.password or parsed.netloc.rpartition(":")[2]  # what redis-py reports
+            shown = cli_queue.redacted(f"cannot use {url}: {head!r} is not a port", url)
+            assert secret not in shown
+            assert len(head) < 3 or head not in shown, shown
+
+
+@pytest.mark.parametrize("command", [["stats", "--prefix", "jobs"], ["queues"]])
+def test_an_unknown_url_option_is_one_line_without_its_value(command: list[str]) -> None:
+    """redis-py refuses an option it does not know only at its first connection, with a
+    TypeError: a one-line error naming it, the value masked when it looks like a password."""
+    url = "redis://127.0.0.1:1/0?Password=hunter22"
+    result = CliRunner().invoke(cli, [*command, "--url", url])
+    assert result.exit_code == 1
+    assert result.output.count("\n") == 1, result.output
+    assert "'Password'" in result.output
+    assert "hunter22" not in result.output

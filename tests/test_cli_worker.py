@@ -176,3 +176,25 @@ def test_no_log_line_shows_the_urls_password(tmp_path: Path, log_format: str) ->
     assert "using redis://worker:***@127.0.0.1:1/0?password=***" in done.stderr
     for secret in ("s3cr%40t", "s3cr@t", "an0ther"):
         assert secret not in done.stderr
+
+
+@pytest.mark.parametrize(
+    ("options", "query", "said"),
+    [
+        (["--cluster", "-q", "{jobs}"], "", "Cluster mode is not enabled"),
+        (["-q", "jobs"], "?Password=hunter22", "'Password'"),
+    ],
+)
+def test_a_redis_that_cannot_be_used_is_one_line_and_exit_1(
+    tmp_path: Path, redis_server: RedisServer, options: list[str], query: str, said: str
+) -> None:
+    """A cluster flag against a plain Redis, or a URL option redis-py does not know, ends in one
+    error line and exit 1, not a traceback (red team B6c)."""
+    (tmp_path / "tasks.py").write_text("def handle(job):\n    pass\n")
+    url = redis_server.url + query
+    command = [sys.executable, "-m", "rwq.console", "worker", "tasks:handle", *options, "--url", url]
+    done = subprocess.run(command, cwd=tmp_path, capture_output=True, text=True, timeout=60, check=False)
+    assert done.returncode == 1
+    assert done.stderr.count("\n") == 1, done.stderr
+    assert said in done.stderr
+    assert "hunter22" not in done.stderr

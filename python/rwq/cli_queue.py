@@ -118,7 +118,7 @@ def _hint(exc: Exception) -> str:
     return ""
 
 
-_QUERY_PASSWORD = re.compile(r"[?&]password=([^&#]*)")
+_QUERY_PASSWORD = re.compile(r"[?&][^=&#]*password=([^&#]*)", re.IGNORECASE)  # ssl_password too
 
 
 def redacted(text: str, url: str) -> str:
@@ -126,13 +126,32 @@ def redacted(text: str, url: str) -> str:
     ``***``: the userinfo's (up to the last ``@`` before the path, as redis-py reads it) and any
     ``password=`` query parameter's, as written and decoded, in every scheme (``redis://``,
     ``rediss://``, ``unix://``). Passwords never reach a message."""
-    netloc = re.split(r"[/?#]", url.partition("://")[2], maxsplit=1)[0]
-    userinfo = netloc.rpartition("@")[0]
-    found = {userinfo.partition(":")[2], *_QUERY_PASSWORD.findall(url)}
+    rest = url.partition("://")[2]
+    netloc = re.split(r"[/?#]", rest, maxsplit=1)[0]
+    whole = rest.rpartition("@")[0].partition(":")[2]  # the userinfo's password up to the last "@"
+    # A password holding "#", "?" or "/" unencoded is cut short where a URL parser reads it: as
+    # the netloc's password, or, with no "@" left in the netloc, as its port. Heads of 3
+    # characters or more are masked too (shorter ones would mask ordinary text).
+    head = netloc.rpartition("@")[0].partition(":")[2] if "@" in netloc else netloc.rpartition(":")[2]
+    found = {whole, *_QUERY_PASSWORD.findall(url)}
+    if whole and len(head) >= 3:
+        found.add(head)
     secrets = found | {urllib.parse.unquote(secret) for secret in found}
     for secret in sorted((secret for secret in secrets if secret), key=len, reverse=True):
         text = text.replace(secret, "***")
     return text
+
+
+def unknown_url_option(exc: TypeError) -> bool:
+    """Whether ``exc`` is redis-py refusing, at its first connection, a URL query option it does
+    not know (``?Password=``): the connection's constructor got an unexpected keyword."""
+    return "unexpected keyword argument" in str(exc)
+
+
+def url_option_error(exc: TypeError) -> str:
+    """The plain words for :func:`unknown_url_option`'s error."""
+    name = str(exc).rpartition("argument ")[2]
+    return f"the URL has an option the Redis client does not know: {name} (option names are lower case)"
 
 
 def shown(value: str) -> Text:
@@ -651,6 +670,10 @@ def open_client(url: str, cluster: bool) -> Iterator[Any]:
         raise click.ClickException(redacted(f"cannot use --url {url}: {exc}", url)) from exc
     try:
         yield client
+    except TypeError as exc:
+        if not unknown_url_option(exc):
+            raise
+        raise click.ClickException(redacted(f"cannot use --url {url}: {url_option_error(exc)}", url)) from exc
     except RwqError as exc:
         raise click.ClickException(redacted(f"{exc.code}: {exc}{_hint(exc)}", url)) from exc
     except FAILURES as exc:

@@ -26,9 +26,17 @@ import redis.asyncio
 from redis.asyncio.cluster import RedisCluster as AsyncRedisCluster
 from redis.cluster import RedisCluster
 
+from ._shell import FAILURES
 from .aio import AsyncWorkQueue
 from .aio_worker import AsyncWorker
-from .cli_queue import cluster_option, redacted, shards_option, url_option
+from .cli_queue import (
+    cluster_option,
+    redacted,
+    shards_option,
+    unknown_url_option,
+    url_option,
+    url_option_error,
+)
 from .client import WorkQueue
 from .errors import RwqError
 from .handlers import handler_kind
@@ -188,8 +196,13 @@ def worker_command(
             if handler_kind(handler) == "async"
             else _run_sync(handler, run)
         )
-    except (RwqError, redis.RedisError, ValueError) as exc:
+    except (RwqError, ValueError, *FAILURES) as exc:
         logging.getLogger("rwq.worker").error("worker stopped: %s: %s", type(exc).__name__, exc)  # noqa: TRY400
+        sys.exit(1)
+    except TypeError as exc:
+        if not unknown_url_option(exc):
+            raise
+        logging.getLogger("rwq.worker").error("worker stopped: %s", url_option_error(exc))  # noqa: TRY400
         sys.exit(1)
     if forced is not None:
         sys.exit(128 + forced)
