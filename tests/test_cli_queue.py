@@ -315,6 +315,26 @@ def test_queues_finds_a_queue_by_any_of_its_keys(redis_server: RedisServer, r: r
     assert (rows["in-flight"]["processing"], rows["later"]["delayed"], rows["dead:only"]["dead"]) == (1, 1, 1)
 
 
+@pytest.mark.parametrize("command", [["queues", "--json"], ["top", "--iterations", "1"]])
+def test_a_prefix_that_is_not_a_queue_hides_no_other(
+    command: list[str], redis_server: RedisServer, r: redis.Redis
+) -> None:
+    """Another application's ``app:queue`` list beside an ``app:processing`` string made rwq queues
+    and top exit 1 with WRONG_TYPE, listing nothing (red team B7): now it is left out and
+    counted, and every queue is listed."""
+    WorkQueue(r, "jobs").add("invoice-42", b"{}")
+    r.lpush("app:queue", "x")
+    r.set("app:processing", "not a list")
+    r.lpush("jobs[eu]:queue", "x")  # a prefix rwq refuses (glob characters)
+    result = CliRunner().invoke(cli, [*command, "--url", redis_server.url])
+    assert result.exit_code == 0, result.output
+    assert "jobs" in result.output
+    if "--json" in command:
+        document = json.loads(result.stdout)
+        assert [q["prefix"] for q in document["queues"]] == ["jobs"]
+        assert document["not_queues"] == 2
+
+
 def test_queue_of_reads_the_prefix_of_every_family() -> None:
     assert cli_queue.queue_of("a:b:queue", "list") == "a:b"
     assert cli_queue.queue_of("a:queue", "zset") is None

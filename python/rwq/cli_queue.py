@@ -18,7 +18,7 @@ import unicodedata
 import urllib.parse
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from dataclasses import asdict
+from dataclasses import asdict, dataclass
 from typing import Any
 
 import click
@@ -32,7 +32,7 @@ from rich.text import Text
 
 from ._shell import FAILURES
 from .client import WorkQueue
-from .errors import InvalidArgument, NoPermission, RwqError
+from .errors import InvalidArgument, NoPermission, RwqError, WrongType
 from .protocol import acl
 from .protocol import validation as v
 from .protocol.operations import CleanReport, DeadItem
@@ -574,30 +574,51 @@ def find_queues(client: Any, *, cluster: bool) -> list[str]:
     return sorted(found)
 
 
-def queue_counts(client: Any, prefixes: list[str]) -> tuple[list[dict[str, Any]], int]:
-    """Each queue's counts, as ``rwq stats`` reads them, and how many queues were skipped because
-    this user may not read them (its ACL role is for other queues, SPEC §13.1). A prefix rwq refuses is left
-    out. A shard of a sharded queue, ``{P#i}``, is counted on its own (RWQ-KEYS-010 lets only the
-    sharded queue open it, so it is read through :class:`~rwq.protocol.validation.ShardPrefix`)."""
-    rows, skipped = [], 0
+@dataclass(frozen=True)
+class Found:
+    """The queues of a server as an operator sees them: each queue's counts (``rows``), how many
+    queues this user may not read (``skipped``: its ACL role is for other queues, SPEC §13.1),
+    and how many prefixes hold keys that look like a queue's but are not an RWQ/1 queue
+    (``not_queues``: another application's keys of other types, or a name rwq refuses)."""
+
+    rows: list[dict[str, Any]]
+    skipped: int
+    not_queues: int
+
+
+def queue_counts(client: Any, prefixes: list[str]) -> Found:
+    """Each queue's counts, as ``rwq stats`` reads them; see :class:`Found`. A shard of a sharded
+    queue, ``{P#i}``, is counted on its own (RWQ-KEYS-010 lets only the sharded queue open it, so
+    it is read through :class:`~rwq.protocol.validation.ShardPrefix`). One odd prefix never hides
+    the others."""
+    rows, skipped, not_queues = [], 0, 0
     for prefix in prefixes:
         try:
             counts = WorkQueue(client, v.ShardPrefix(prefix) if v.shard_form(prefix) else prefix).counts()
-        except InvalidArgument:
-            continue  # not an RWQ/1 queue: a reserved segment, or no hash tag on a cluster
+        except (InvalidArgument, WrongType):
+            not_queues += 1  # a reserved segment, no hash tag on a cluster, or keys of other types
+            continue
         except NoPermission:
             skipped += 1
             continue
         rows.append({"prefix": prefix, **asdict(counts)})
-    return rows, skipped
+    return Found(rows, skipped, not_queues)
 
 
-def say_skipped(skipped: int) -> None:
-    """Tell, on stderr, how many queues this user may not read (the tables leave them out)."""
-    if skipped:
-        noun = "queue" if skipped == 1 else "queues"
+def say_skipped(found: Found) -> None:
+    """Tell, on stderr, what the tables leave out: queues this user may not read, and prefixes
+    that are not RWQ/1 queues."""
+    if found.skipped:
+        noun = "queue" if found.skipped == 1 else "queues"
         click.echo(
-            f"skipped {skipped} {noun} this user may not read (its ACL role is for other queues, SPEC §13.1)",
+            f"skipped {found.skipped} {noun} this user may not read (its ACL role is for other queues, "
+            "SPEC §13.1)",
+            err=True,
+        )
+    if found.not_queues:
+        click.echo(
+            f"left out {found.not_queues} prefixes whose keys are not an RWQ/1 queue's (keys of other "
+            "types, or a name rwq refuses, SPEC §3)",
             err=True,
         )
 
@@ -611,13 +632,19 @@ def queues(*, url: str, cluster: bool, as_json: bool) -> None:
     flight, delayed or dead items, a policy...). Run it as the operator ACL role (it needs SCAN);
     the queues this user may not read are skipped and counted ("skipped")."""
     with open_client(url, cluster) as client:
-        rows, skipped = queue_counts(client, find_queues(client, cluster=cluster))
+        found = queue_counts(client, find_queues(client, cluster=cluster))
     table = _table("queues", "prefix", *COUNTS)
-    for row in rows:
+    for row in found.rows:
         table.add_row(shown(row["prefix"]), *(str(row[n]) for n in COUNTS))
-    emit(as_json, {"command": "queues", "queues": rows, "skipped": skipped}, table)
+    document = {
+        "command": "queues",
+        "queues": found.rows,
+        "skipped": found.skipped,
+        "not_queues": found.not_queues,
+    }
+    emit(as_json, document, table)
     if not as_json:
-        say_skipped(skipped)
+        say_skipped(found)
 
 
 @click.command()
@@ -641,8 +668,11 @@ def top(
         def frame() -> Table:
             nonlocal previous, last
             names = list(prefixes) or find_queues(client, cluster=cluster)
-            (rows, skipped), now = queue_counts(client, names), time.monotonic()
-            title = f"rwq top (skipped {skipped} this user may not read)" if skipped else "rwq top"
+            found, now = queue_counts(client, names), time.monotonic()
+            rows = found.rows
+            title = (
+                f"rwq top (skipped {found.skipped} this user may not read)" if found.skipped else "rwq top"
+            )
             table = _table(title, "prefix", *COUNTS, "queued/s", "dead/s")
             for row in rows:
                 before, elapsed = previous.get(row["prefix"]), max(now - last, 1e-9)
