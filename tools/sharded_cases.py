@@ -697,6 +697,162 @@ def every_shard() -> list[Json]:
     ]
 
 
+RETRY_POLICY: Json = {**POLICY, "max_attempts": 3}
+"""Attempts left after a first failure, so only the options can dead-letter or delay an item."""
+DEAD_INFO = (
+    "local i = cjson.decode(redis.call('HGET', KEYS[1], ARGV[1])) "
+    "return {i.reason, i.attempts, i.detail or false}"
+)
+
+
+def fail(save: str, expect: Json, **args: Json) -> Json:
+    """``fail`` by w of the lease saved as ``save``."""
+    return {"call": "fail", "session": "w", "args": {"lease": f"${{{save}}}", **args}, "expect": expect}
+
+
+def release(save: str, **args: Json) -> Json:
+    """``release`` by w, with ``refund_attempt``, of the lease saved as ``save``; it was held."""
+    return {
+        "call": "release",
+        "session": "w",
+        "args": {"lease": f"${{{save}}}", "refund_attempt": True, **args},
+        "expect": {"result": True},
+    }
+
+
+def retry_options() -> list[Json]:
+    """fail's options and release's refund (SPEC 15) reach the item's shard (RWQ-SHARD-001)."""
+    a, g, b = (ids_on(i, 1)[0] for i in range(N))
+    attempt = {"type": "array", "items": {"properties": {"attempt": {"const": 1}}}}
+    return [
+        {
+            "id": "sharded/retry/fail-options-reach-the-shard",
+            "title": "fail's fallback delay, dead with a detail and requested delay act on the item's shard",
+            "requirements": [
+                "RWQ-SHARD-001",
+                "RWQ-RETRY-016",
+                "RWQ-RETRY-017",
+                "RWQ-RETRY-018",
+                "RWQ-RETRY-019",
+            ],
+            "profiles": ["core", "sharded", "retry", "delay"],
+            "steps": [
+                add_many([b]),
+                lease(save="l", result={"id": {"utf8": b}, "attempt": 0}),
+                fail(
+                    "l",
+                    {"result": {"outcome": "retry", "delay_ms": 60000}},
+                    reason="boom",
+                    fallback_delay_ms=60000,
+                ),
+                {
+                    "check": {
+                        "keys": {
+                            key(2, "delayed:data"): {"value": {b: {"utf8": b.upper()}}},
+                            key(2, f"item:{b}"): None,
+                        }
+                    }
+                },
+                {"call": "set_policy", "session": "x", "args": {"policy": RETRY_POLICY}},
+                add_many([a]),
+                lease(save="l", result={"id": {"utf8": a}, "attempt": 1}),
+                fail(
+                    "l",
+                    {"result": {"outcome": "dead", "delay_ms": 0}},
+                    reason="bad",
+                    dead=True,
+                    detail="Trace a",
+                ),
+                {
+                    "redis": ["EVAL", DEAD_INFO, 1, key(0, "dead:info"), a],
+                    "expect": {"result": [{"utf8": "bad"}, 1, {"utf8": "Trace a"}]},
+                },
+                {
+                    "call": "dead_get",
+                    "session": "x",
+                    "args": {"id": {"utf8": a}},
+                    "expect": {"result": {"id": {"utf8": a}, "reason": "bad", "detail": "Trace a"}},
+                },
+                add_many([g]),
+                lease(save="l", result={"id": {"utf8": g}, "attempt": 1}),
+                fail(
+                    "l", {"result": {"outcome": "retry", "delay_ms": 60000}}, reason="later", delay_ms=60000
+                ),
+                {
+                    "check": {
+                        "keys": {
+                            key(1, "delayed:data"): {"value": {g: {"utf8": g.upper()}}},
+                            key(1, "attempts"): {"value": {g: {"utf8": "1"}}},
+                        }
+                    }
+                },
+            ],
+        },
+        {
+            "id": "sharded/retry/refund-reaches-the-shard",
+            "title": "release and release_many with refund_attempt give the attempt back on the item's shard",
+            "requirements": ["RWQ-SHARD-001", "RWQ-RETRY-020"],
+            "profiles": ["core", "sharded", "retry", "delay"],
+            "steps": [
+                {"call": "set_policy", "session": "x", "args": {"policy": RETRY_POLICY}},
+                add_many([a]),
+                lease(save="l", result={"id": {"utf8": a}, "attempt": 1}),
+                release("l"),
+                lease(save="l", result={"id": {"utf8": a}, "attempt": 1}),
+                release("l", delay_ms=60000),
+                {
+                    "check": {
+                        "keys": {
+                            key(0, "attempts"): None,
+                            key(0, "delayed:data"): {"value": {a: {"utf8": "A"}}},
+                        }
+                    }
+                },
+                add_many([g, b]),
+                {
+                    "call": "lease_many",
+                    "session": "w",
+                    "args": {"count": 2, "lease_ms": 30000},
+                    "expect": {"result_matches": {**count_of(2), **attempt}},
+                    "save": {"l0": "/0", "l1": "/1"},
+                },
+                {
+                    "call": "release_many",
+                    "session": "w",
+                    "args": {"leases": ["${l0}", "${l1}"], "refund_attempt": True},
+                    "expect": {"result": ["done", "done"]},
+                },
+                {"check": {"keys": {key(index, "attempts"): None for index in range(N)}}},
+                {
+                    "call": "lease_many",
+                    "session": "w",
+                    "args": {"count": 2, "lease_ms": 30000},
+                    "expect": {"result_matches": {**count_of(2), **attempt}},
+                },
+            ],
+        },
+    ]
+
+
+BAD_FAIL_OPTIONS: list[Json] = [
+    {"detail": "d" * 8193},
+    {"dead": True, "delay_ms": 5},
+    {"delay_ms": -1},
+    {"fallback_delay_ms": 31_536_000_001},
+]
+
+
+def bad_fail(held: Json, options: Json) -> Json:
+    """``fail`` by x of ``held`` with bad ``options``: refused before any I/O."""
+    return {
+        "call": "fail",
+        "session": "x",
+        "args": {"lease": held, "reason": "x", **options},
+        "expect": {"error": "INVALID_ARGUMENT"},
+        "sends_nothing": True,
+    }
+
+
 def invalid() -> list[Json]:
     return [
         {
@@ -721,6 +877,23 @@ def invalid() -> list[Json]:
             ]
             + [{"check": {"keys": {"$only": True}}}],
         },
+        {
+            "id": "sharded/invalid/fail-options-before-any-io",
+            "title": "fail with bad options is refused before the shard count check and before any I/O",
+            "comment": "x's first operation is a refused fail: it must not run the shards script, which "
+            "records the count (a write) on a new queue.",
+            "requirements": ["RWQ-SHARD-003", "RWQ-RETRY-021", "RWQ-ERR-002"],
+            "profiles": ["core", "sharded", "retry", "delay"],
+            "needs": ["standalone", "managed-redis"],
+            "steps": [
+                *(bad_fail({"id": {"utf8": "a"}, "token": "t"}, options) for options in BAD_FAIL_OPTIONS),
+                {"check": {"keys": {"$only": True}}},
+                add_many(["a"]),
+                lease(save="l"),
+                *(bad_fail("${l}", options) for options in BAD_FAIL_OPTIONS),
+                shard_state(0, queue=[], processing=["a"], items={"a": {"utf8": "A"}}),
+            ],
+        },
     ]
 
 
@@ -733,6 +906,7 @@ def document() -> str:
         *composite(),
         *blocking(),
         *every_shard(),
+        *retry_options(),
         *invalid(),
     ]
     doc = {
