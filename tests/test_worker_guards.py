@@ -239,20 +239,21 @@ def test_failure_reason_and_detail_never_raise() -> None:
 
 
 def test_an_exception_that_cannot_be_printed_fails_its_item_and_dies(queue: WorkQueue) -> None:
-    """B5: the worker survives it; the attempts count, so the item is dead-lettered."""
-    queue.add("a", b"x")
+    """B5: the worker survives it and goes on to the next item; the attempt counts (dead)."""
+    queue.add_many([("a", b"x"), ("b", b"x")])
     runs: list[str] = []
 
     def handle(job: Job) -> None:
         runs.append(job.id)
         raise BadStr
 
-    stats = drain(queue, handle, retry=RetryPolicy(max_attempts=2, base_ms=1), raise_errors=False)
+    stats = drain(queue, handle, retry=ONE_ATTEMPT, raise_errors=False)
     assert stats == WorkerStats(failed=2)
-    assert runs == ["a", "a"]
-    dead = queue.dead_item("a")
-    assert dead is not None
-    assert dead.reason == "BadStr: <str() of the exception failed: RuntimeError>"
+    assert sorted(runs) == ["a", "b"]
+    for item_id in ("a", "b"):
+        dead = queue.dead_item(item_id)
+        assert dead is not None
+        assert dead.reason == "BadStr: <str() of the exception failed: RuntimeError>"
 
 
 def test_a_base_exception_fails_its_item_then_stops_the_worker(queue: WorkQueue) -> None:
