@@ -276,14 +276,21 @@ def test_a_base_exception_fails_its_item_then_stops_the_worker(queue: WorkQueue)
     assert dead.reason == "SystemExit: 3"
 
 
-async def test_a_base_exception_fails_its_item_then_stops_the_async_worker(aqueue: AsyncWorkQueue) -> None:
-    """B5b for AsyncWorker (awaited directly: a SystemExit leaving a task would end the loop)."""
+@pytest.mark.parametrize("timeout_ms", [None, 5_000])
+async def test_a_base_exception_fails_its_item_then_stops_the_async_worker(
+    aqueue: AsyncWorkQueue, timeout_ms: int | None
+) -> None:
+    """B5b for AsyncWorker, with or without a timeout (wait_for runs the handler in a task of its
+    own, which a SystemExit must not leave: it would end the event loop). run() is awaited
+    directly here for the same reason."""
     await aqueue.add("a", b"x")
 
     async def handle(job: AsyncJob) -> None:
         raise SystemExit(3)
 
-    worker = AsyncWorker(aqueue, handle, retry=ONE_ATTEMPT, poll_timeout_ms=100, shutdown_grace_ms=0)
+    worker = AsyncWorker(
+        aqueue, handle, retry=ONE_ATTEMPT, poll_timeout_ms=100, shutdown_grace_ms=0, timeout_ms=timeout_ms
+    )
     watchdog = asyncio.get_running_loop().call_later(10, worker.halt)  # a run() that keeps going
     with pytest.raises(SystemExit):
         await worker.run()

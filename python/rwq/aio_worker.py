@@ -13,6 +13,7 @@ import logging
 import os
 import time
 from collections.abc import Awaitable, Callable, Coroutine
+from dataclasses import dataclass
 from typing import Any, Literal
 
 from .aio import AsyncWorkQueue
@@ -48,6 +49,21 @@ class AsyncJob(_JobBase):
 
     def __repr__(self) -> str:
         return f"AsyncJob(id={self.id!r}, lost={self.lost.is_set()})"
+
+
+@dataclass(frozen=True, slots=True)
+class _Escaped:
+    """A handler's BaseException, carried out of the task it ran in as a value."""
+
+    exc: BaseException
+
+
+def _check(handler: object, result: object) -> None:
+    """Raise what a handler's run that returned ``result`` failed with: its escaped BaseException,
+    or InvalidType for work not done (:func:`~rwq.handlers.refuse_unrun`)."""
+    if isinstance(result, _Escaped):
+        raise result.exc
+    refuse_unrun(handler, result)
 
 
 async def _sleep(seconds: float, event: asyncio.Event) -> None:
@@ -322,15 +338,25 @@ class AsyncWorker(_WorkerBase):
         job._started = time.monotonic()  # its timeout counts from its start
         return True
 
+    async def _call(self, job: AsyncJob) -> object:
+        """The handler's result; a BaseException that is not an Exception (SystemExit) comes back
+        wrapped, since one leaving a task (wait_for runs this in one) would end the event loop."""
+        try:
+            return await self.handler(job)
+        except (Exception, asyncio.CancelledError):
+            raise
+        except BaseException as exc:
+            return _Escaped(exc)
+
     async def _handle(self, job: AsyncJob) -> bool:
         """Run the handler: True if it returned; a failure is logged and reported to ``on_error``.
         A BaseException that is not an Exception (SystemExit) fails the item and stops the worker."""
         try:
             if self.timeout_ms is None:
-                result = await self.handler(job)
+                result = await self._call(job)
             else:
-                result = await asyncio.wait_for(self.handler(job), self.timeout_ms / 1000)
-            refuse_unrun(self.handler, result)
+                result = await asyncio.wait_for(self._call(job), self.timeout_ms / 1000)
+            _check(self.handler, result)
         except (Exception, asyncio.CancelledError) as exc:
             if job._state is _State.ABANDONED:  # cancelled by the shutdown, which releases the item
                 raise
