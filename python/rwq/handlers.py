@@ -34,16 +34,18 @@ def handler_kind(handler: object) -> HandlerKind:
     original = handler
     while isinstance(handler, functools.partial):
         handler = handler.func
+    call = handler
     if not (inspect.isroutine(handler) or inspect.isclass(handler)):
-        handler = getattr(type(handler), "__call__", handler)  # noqa: B004 - the instance's own method
-    if inspect.isgeneratorfunction(handler) or inspect.isasyncgenfunction(handler):
-        what = "an async generator" if inspect.isasyncgenfunction(handler) else "a generator"
+        call = getattr(type(handler), "__call__", handler)  # noqa: B004 - the instance's own method
+    if any(inspect.isgeneratorfunction(f) or inspect.isasyncgenfunction(f) for f in (handler, call)):
+        what = "an async generator" if inspect.isasyncgenfunction(call) else "a generator"
         raise InvalidType(
             f"handler {_name(original)} is {what} function: calling it runs none of its body (it "
             "only makes a generator), so its items would be completed without their work done; "
             "make it a function that returns (async def for AsyncWorker)"
         )
-    return "async" if inspect.iscoroutinefunction(handler) else "sync"
+    # functions, bound methods, markcoroutinefunction (and AsyncMock), async __call__
+    return "async" if inspect.iscoroutinefunction(handler) or inspect.iscoroutinefunction(call) else "sync"
 
 
 def require_kind(handler: object, kind: HandlerKind, runner: str, *, instead: str | None = None) -> None:
