@@ -30,7 +30,7 @@ from .aio import AsyncWorkQueue
 from .aio_worker import AsyncWorker
 from .cli_queue import cluster_option, redacted, shards_option, url_option
 from .client import WorkQueue
-from .errors import InvalidType, RwqError
+from .errors import RwqError
 from .handlers import handler_kind
 from .sharded import AsyncShardedWorkQueue, ShardedWorkQueue
 from .worker import Worker, WorkerEvent
@@ -94,8 +94,8 @@ def load_handler(spec: str) -> Callable[..., Any]:
     if not callable(target):
         raise click.UsageError(f"{spec} is a {type(target).__name__}, not a callable")
     try:
-        handler_kind(target)  # a generator function is refused here, before any I/O
-    except InvalidType as exc:
+        handler_kind(target)  # InvalidType for a generator function, here before any I/O
+    except RwqError as exc:
         raise click.UsageError(f"{spec}: {exc}") from exc
     return target  # type: ignore[no-any-return]
 
