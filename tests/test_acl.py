@@ -830,34 +830,6 @@ def test_a_wrong_shard_count_records_nothing_and_the_admin_records_the_right_one
             r.acl_deluser(f"four-{role}")
 
 
-async def test_the_async_sharded_client_names_the_admin_command_too(
-    r: redis.Redis, redis_server: RedisServer
-) -> None:
-    """AsyncShardedWorkQueue: a worker's first use of a queue with no recorded count is refused
-    with the admin's command, and writes nothing; after ``record_shard_count`` as admin it works."""
-    r.flushall()
-    for role in ("worker", "admin"):
-        create_user(r, rwq_acl(role, "--prefix", QUEUE, "--shards", "2", "--user", f"async-{role}"))
-    clients = {
-        role: aioredis.Redis(
-            host="127.0.0.1", port=redis_server.port, username=f"async-{role}", password=PASSWORD
-        )
-        for role in ("worker", "admin")
-    }
-    try:
-        worker = AsyncShardedWorkQueue(clients["worker"], QUEUE, shards=2)
-        with pytest.raises(NoPermission, match="rwq shards --prefix jobs --shards 2"):
-            await worker.lease(1000)
-        assert r.keys("*") == []
-        await AsyncShardedWorkQueue(clients["admin"], QUEUE, shards=2).record_shard_count()
-        assert await AsyncShardedWorkQueue(clients["worker"], QUEUE, shards=2).lease(1000) is None
-        assert r.keys("*") == [b"{jobs#0}:shards"]
-    finally:
-        for role, client in clients.items():
-            await client.aclose()
-            r.acl_deluser(f"async-{role}")
-
-
 def test_a_sharded_worker_with_no_recorded_count_names_rwq_shards(
     sharded_users: dict[str, redis.Redis], r: redis.Redis
 ) -> None:
@@ -914,3 +886,32 @@ async def test_an_async_sharded_worker_without_a_policy_names_the_sharded_fix(
     finally:
         await client.aclose()
         r.acl_deluser("async-worker")
+
+
+async def test_the_async_sharded_client_names_the_admin_command_too(
+    r: redis.Redis, redis_server: RedisServer
+) -> None:
+    """AsyncShardedWorkQueue: a worker's first use of a queue with no recorded count is refused
+    with the admin's command, and writes nothing; after ``record_shard_count`` as admin it works."""
+    r.flushall()
+    for role in ("worker", "admin"):
+        create_user(r, rwq_acl(role, "--prefix", QUEUE, "--shards", "2", "--user", f"async-{role}"))
+    clients = {
+        role: aioredis.Redis(
+            host="127.0.0.1", port=redis_server.port, username=f"async-{role}", password=PASSWORD
+        )
+        for role in ("worker", "admin")
+    }
+    try:
+        worker = AsyncShardedWorkQueue(clients["worker"], QUEUE, shards=2)
+        with pytest.raises(NoPermission, match="rwq shards --prefix jobs --shards 2"):
+            await worker.lease(1000)
+        assert r.keys("*") == []
+        await AsyncShardedWorkQueue(clients["admin"], QUEUE, shards=2).record_shard_count()
+        assert await AsyncShardedWorkQueue(clients["worker"], QUEUE, shards=2).lease(1000) is None
+        assert r.keys("*") == [b"{jobs#0}:shards"]
+    finally:
+        for role, client in clients.items():
+            await client.aclose()
+            r.acl_deluser(f"async-{role}")
+
