@@ -914,4 +914,3 @@ async def test_the_async_sharded_client_names_the_admin_command_too(
         for role, client in clients.items():
             await client.aclose()
             r.acl_deluser(f"async-{role}")
-
