@@ -31,6 +31,7 @@ from rwq.errors import (
     PolicyMissing,
     RedisFailure,
     RwqError,
+    ShardCountUnrecorded,
     ShardMismatch,
 )
 from rwq.protocol import acl
@@ -827,6 +828,64 @@ def test_a_wrong_shard_count_records_nothing_and_the_admin_records_the_right_one
         for role, client in clients.items():
             client.close()
             r.acl_deluser(f"four-{role}")
+
+
+def test_a_sharded_worker_with_no_recorded_count_names_rwq_shards(
+    sharded_users: dict[str, redis.Redis], r: redis.Redis
+) -> None:
+    """A worker-role Worker on a sharded queue whose count is not recorded (the policy is on every
+    shard): a ShardCountUnrecorded (a NoPermission) naming `rwq shards`, not PolicyMissing; nothing
+    written. With retry=None too: the worker reads the policy at start."""
+    ShardedWorkQueue(sharded_users["admin"], QUEUE, shards=SHARDS).set_retry_policy(DEFAULT_RETRY)
+    r.delete(f"{{{QUEUE}#0}}:shards")
+    before = {key: r.dump(key) for key in r.keys("*")}
+    for retry in (DEFAULT_RETRY, None):
+        queue = ShardedWorkQueue(sharded_users["worker"], QUEUE, shards=SHARDS)
+        with pytest.raises(ShardCountUnrecorded) as refusal:
+            Worker(queue, lambda job: None, poll_timeout_ms=100, retry=retry).run()
+        assert isinstance(refusal.value, NoPermission)
+        assert f"rwq shards --prefix jobs --shards {SHARDS}" in str(refusal.value)
+        assert "\n" not in str(refusal.value)
+    assert {key: r.dump(key) for key in r.keys("*")} == before
+
+
+def test_a_sharded_worker_without_a_policy_names_the_sharded_fix(
+    sharded_users: dict[str, redis.Redis], r: redis.Redis
+) -> None:
+    """PolicyMissing on a sharded queue names `rwq policy set --prefix jobs --shards N`, and words
+    retry=None as the in-code choice (`rwq worker` has no such option); running it as the admin fixes it."""
+    ShardedWorkQueue(sharded_users["admin"], QUEUE, shards=SHARDS).record_shard_count()
+    queue = ShardedWorkQueue(sharded_users["worker"], QUEUE, shards=SHARDS)
+    with pytest.raises(PolicyMissing) as refusal:
+        Worker(queue, lambda job: None, poll_timeout_ms=100).run()
+    fix = f"rwq policy set --prefix jobs --shards {SHARDS}"
+    assert f"run `{fix}` as an admin (or, in code, pass retry=None" in str(refusal.value)
+    url = f"redis://s-admin:{PASSWORD}@127.0.0.1:{r.connection_pool.connection_kwargs['port']}"
+    done = CliRunner().invoke(cli, [*shlex.split(fix)[1:], "--url", url])
+    assert done.exit_code == 0, done.output
+    Worker(queue, lambda job: None, poll_timeout_ms=100, burst=True).run()
+
+
+async def test_an_async_sharded_worker_without_a_policy_names_the_sharded_fix(
+    r: redis.Redis, redis_server: RedisServer
+) -> None:
+    """The same message from AsyncWorker."""
+    create_user(r, rwq_acl("worker", "--prefix", QUEUE, "--shards", "2", "--user", "async-worker"))
+    ShardedWorkQueue(r, QUEUE, shards=2).record_shard_count()
+    client = aioredis.Redis(
+        host="127.0.0.1", port=redis_server.port, username="async-worker", password=PASSWORD
+    )
+
+    async def handler(job: AsyncJob) -> None:
+        pass
+
+    try:
+        worker = AsyncWorker(AsyncShardedWorkQueue(client, QUEUE, shards=2), handler, poll_timeout_ms=100)
+        with pytest.raises(PolicyMissing, match="rwq policy set --prefix jobs --shards 2"):
+            await worker.run()
+    finally:
+        await client.aclose()
+        r.acl_deluser("async-worker")
 
 
 async def test_the_async_sharded_client_names_the_admin_command_too(

@@ -30,6 +30,14 @@ def handle_flat(job):
     in_flight = r.zscore("jobs:in_flight", job.id) is not None
     r.rpush("done", job.id if in_flight else "not in jobs:in_flight")
 
+def handle_gen(job):
+    r.rpush("done", job.id)
+    yield
+
+async def handle_agen(job):
+    r.rpush("done", job.id)
+    yield
+
 def fail_on_b(job):
     if job.id == "b":
         raise ValueError("b is broken")
@@ -127,16 +135,20 @@ def test_sigterm_stops_a_worker_cleanly(tmp_path: Path, redis_server: RedisServe
         ("nosuchmodule:handle", "No module named"),
         ("tasks:missing", "has no attribute"),
         ("tasks", "MODULE:CALLABLE"),
+        ("tasks:handle_gen", "is a generator function"),
+        ("tasks:handle_agen", "is an async generator function"),
     ],
 )
 def test_a_bad_callable_is_a_usage_error(
-    tmp_path: Path, redis_server: RedisServer, spec: str, message: str
+    tmp_path: Path, redis_server: RedisServer, r: redis.Redis, spec: str, message: str
 ) -> None:
+    """Refused before any I/O: a generator function would have its items completed unrun."""
     process = _worker(tmp_path, redis_server, spec, "--prefix", "jobs")
     _, stderr = process.communicate(timeout=30)
     assert process.returncode == 3
     assert message in stderr
     assert "Traceback" not in stderr
+    assert r.keys("*") == []
 
 
 def test_an_unreachable_redis_is_exit_1(tmp_path: Path) -> None:

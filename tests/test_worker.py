@@ -335,7 +335,8 @@ class Fatal(BaseException):
     pass
 
 
-def test_a_base_exception_in_a_handler_stops_the_worker_and_releases_the_item(queue: WorkQueue) -> None:
+def test_a_base_exception_in_a_handler_fails_the_item_and_stops_the_worker(queue: WorkQueue) -> None:
+    """The handler failed: its item uses an attempt (retried later), never refunded (RWQ-WORKER-004)."""
     queue.add("x", b"")
 
     def handle(job: Job) -> None:
@@ -347,8 +348,8 @@ def test_a_base_exception_in_a_handler_stops_the_worker_and_releases_the_item(qu
     with pytest.raises(Fatal):
         worker.run()
     watchdog.cancel()
-    assert worker.stats == WorkerStats(released=1)
-    assert queue.counts() == Counts(1, 0)
+    assert worker.stats == WorkerStats(failed=1)
+    assert queue.counts() == Counts(0, 0, delayed=1)
 
 
 def test_recovers_from_killed_connections_and_finishes(

@@ -11,15 +11,19 @@ import asyncio
 import contextlib
 import logging
 import os
+import time
 from collections.abc import Awaitable, Callable, Coroutine
+from dataclasses import dataclass
 from typing import Any, Literal
 
 from .aio import AsyncWorkQueue
 from .errors import LeaseLost, RedisFailure
+from .handlers import refuse_unrun
 from .protocol.operations import FailOutcome, Lease, Outcome, RetryPolicy
 from .sharded import AsyncShardedWorkQueue
 from .worker import (
     BURST_PAUSE_S,
+    CHECK_S,
     DEFAULT_RETRY,
     LEASE_MS,
     WorkerEvent,
@@ -47,6 +51,21 @@ class AsyncJob(_JobBase):
         return f"AsyncJob(id={self.id!r}, lost={self.lost.is_set()})"
 
 
+@dataclass(frozen=True, slots=True)
+class _Escaped:
+    """A handler's BaseException, carried out of the task it ran in as a value."""
+
+    exc: BaseException
+
+
+def _check(handler: object, result: object) -> None:
+    """Raise what a handler's run that returned ``result`` failed with: its escaped BaseException,
+    or InvalidType for work not done (:func:`~rwq.handlers.refuse_unrun`)."""
+    if isinstance(result, _Escaped):
+        raise result.exc
+    refuse_unrun(handler, result)
+
+
 async def _sleep(seconds: float, event: asyncio.Event) -> None:
     """Sleep for ``seconds`` or until ``event`` is set."""
     with contextlib.suppress(asyncio.TimeoutError):
@@ -63,10 +82,15 @@ class AsyncWorker(_WorkerBase):
     attempt (logged with its traceback, then ``on_error(job, exc)`` is called). Retries, the
     default policy (``retry``) and the light cleans (``clean_interval_ms``) are those of
     :class:`~rwq.worker.Worker`; a handler still running after ``timeout_ms`` is cancelled and
-    its item recorded as failed (``TimeoutError``). ``burst`` and the per-item log line are those
-    of :class:`~rwq.worker.Worker` too. Unexpected errors in the worker's own tasks (such as
-    :class:`~rwq.errors.UnsupportedServer`) stop it and are re-raised by :meth:`run`. The Redis
-    client's ``socket_timeout``, if any, must exceed ``poll_timeout_ms``.
+    its item recorded as failed (``TimeoutError``). A handler whose awaited result is itself
+    awaitable (it returned an un-awaited coroutine) fails its item. ``burst``, the per-item log
+    line and the rule that one item never runs twice at once in one worker (a slot that leases
+    an id whose handler still runs here holds it, lease renewed, until that run ends) are those
+    of :class:`~rwq.worker.Worker` too. A handler that raises a BaseException that is not an
+    Exception (SystemExit) fails its item, then stops the worker; :meth:`run` re-raises it, as it
+    does unexpected errors in the worker's own tasks (such as
+    :class:`~rwq.errors.UnsupportedServer`). The Redis client's ``socket_timeout``, if any, must
+    exceed ``poll_timeout_ms``.
     """
 
     def __init__(
@@ -110,7 +134,9 @@ class AsyncWorker(_WorkerBase):
         self.queue = queue
         self.handler = handler
         self.on_error = on_error
-        self._held: dict[AsyncJob, asyncio.Task[bool]] = {}  # running and settling jobs, their handler tasks
+        # running, waiting and settling jobs, their handler tasks (None while waiting)
+        self._held: dict[AsyncJob, asyncio.Task[bool] | None] = {}
+        self._runs: dict[str, asyncio.Event] = {}  # ids whose handler runs here: set when it ends
         self._stopping = asyncio.Event()  # no more leasing
         self._halt = asyncio.Event()  # the grace period is over
         self._loop: asyncio.AbstractEventLoop | None = None
@@ -118,6 +144,10 @@ class AsyncWorker(_WorkerBase):
     @property
     def prefix(self) -> str:
         return self.queue.prefix
+
+    @property
+    def _shards(self) -> int | None:
+        return self.queue.layout.count if isinstance(self.queue, AsyncShardedWorkQueue) else None
 
     def _is_stopping(self) -> bool:
         return self._stopping.is_set()
@@ -159,16 +189,16 @@ class AsyncWorker(_WorkerBase):
         self.logger.info(
             "worker on %r: %d slots, lease %d ms", self.queue.prefix, self.concurrency, self.lease_ms
         )
-        if self.retry is not None:
-            stored, current, error = False, None, None
-            try:
+        stored, current, error = False, None, None
+        try:
+            if self.retry is not None:
                 stored = await self.queue.set_retry_policy(self.retry, if_absent=True)
-                current = self.retry if stored else await self.queue.retry_policy()
-            except RedisFailure as exc:  # a worker ACL user may only read the policy (SPEC 13.1)
-                error = exc
-                with contextlib.suppress(RedisFailure):
-                    current = await self.queue.retry_policy()
-            self._policy_stored(stored, current, error)
+            current = self.retry if stored else await self.queue.retry_policy()
+        except RedisFailure as exc:  # a worker ACL user may only read the policy (SPEC 13.1)
+            error = exc
+            with contextlib.suppress(RedisFailure):
+                current = await self.queue.retry_policy()
+        self._policy_stored(stored, current, error)
         slots = [self._start(self._slot(), f"rwq-slot-{n}") for n in range(self.concurrency)]
         helpers = [self._start(self._renewer(), "rwq-renewer")]
         if self.clean_interval_ms is not None:
@@ -200,7 +230,9 @@ class AsyncWorker(_WorkerBase):
             waiter.cancel()
         await asyncio.gather(ended, halted, return_exceptions=True)
         self._halt.set()
-        running = {job: task for job, task in self._held.items() if job._state is _State.RUNNING}
+        running = {
+            job: task for job, task in self._held.items() if task is not None and job._state is _State.RUNNING
+        }
         for job, task in running.items():
             job._state = _State.ABANDONED
             del self._held[job]
@@ -246,10 +278,14 @@ class AsyncWorker(_WorkerBase):
                 job._state = _State.SETTLING
                 await self._settle(job, "released")
                 return
+            earlier = self._claim(job)
+            if earlier is not None and not await self._wait_for_run(job, earlier):
+                return
             self._emit(job, "leased")
             task = asyncio.create_task(self._handle(job))
             self._held[job] = task
             await asyncio.wait([task])
+            self._runs.pop(job.id).set()  # the run is over: the id may start again here
             if job._state is _State.ABANDONED:
                 continue
             job._state = _State.SETTLING
@@ -272,13 +308,55 @@ class AsyncWorker(_WorkerBase):
             self._resume()
         return lease
 
+    def _claim(self, job: AsyncJob) -> asyncio.Event | None:
+        """Mark ``job``'s id as running here; or, when a run of that id still goes on in this
+        worker (its lease lost, or re-delivered), hold the job (renewed) and return the event set
+        when that run ends."""
+        earlier = self._runs.get(job.id)
+        if earlier is not None:
+            job._state = _State.WAITING
+            self._held[job] = None
+            return earlier
+        self._runs[job.id] = asyncio.Event()
+        job._state = _State.RUNNING
+        return None
+
+    async def _wait_for_run(self, job: AsyncJob, earlier: asyncio.Event | None) -> bool:
+        """Hold ``job`` until the earlier run of its id here ends, so that an item never runs twice
+        at once in this worker; False if the worker stopped first (the item was given back)."""
+        self.logger.warning("item %r: leased again while an earlier run of it goes on here; waiting", job.id)
+        while earlier is not None:
+            await _sleep(CHECK_S, earlier)
+            if earlier.is_set():
+                earlier = self._claim(job)
+            elif self._stopping.is_set():
+                del self._held[job]
+                job._state = _State.SETTLING
+                await self._settle(job, "released")
+                return False
+        del self._held[job]
+        job._started = time.monotonic()  # its timeout counts from its start
+        return True
+
+    async def _call(self, job: AsyncJob) -> object:
+        """The handler's result; a BaseException that is not an Exception (SystemExit) comes back
+        wrapped, since one leaving a task (wait_for runs this in one) would end the event loop."""
+        try:
+            return await self.handler(job)
+        except (Exception, asyncio.CancelledError):
+            raise
+        except BaseException as exc:
+            return _Escaped(exc)
+
     async def _handle(self, job: AsyncJob) -> bool:
-        """Run the handler: True if it returned; a failure is logged and reported to ``on_error``."""
+        """Run the handler: True if it returned; a failure is logged and reported to ``on_error``.
+        A BaseException that is not an Exception (SystemExit) fails the item and stops the worker."""
         try:
             if self.timeout_ms is None:
-                await self.handler(job)
+                result = await self._call(job)
             else:
-                await asyncio.wait_for(self.handler(job), self.timeout_ms / 1000)
+                result = await asyncio.wait_for(self._call(job), self.timeout_ms / 1000)
+            _check(self.handler, result)
         except (Exception, asyncio.CancelledError) as exc:
             if job._state is _State.ABANDONED:  # cancelled by the shutdown, which releases the item
                 raise
@@ -290,6 +368,10 @@ class AsyncWorker(_WorkerBase):
                     self.on_error(job, exc)
                 except Exception:
                     self.logger.exception("on_error failed for item %r", job.id)
+            return False
+        except BaseException as exc:  # the handler failed: an attempt, never refunded (RWQ-WORKER-004)
+            self._failed(job, exc)
+            self._crashed(exc, f"the handler of item {job.id!r}")
             return False
         return True
 
@@ -342,7 +424,7 @@ class AsyncWorker(_WorkerBase):
             await _sleep(self.renew_interval_ms / 1000, self._halt)
             if self._halt.is_set():
                 return
-            jobs = [job for job in self._held if not job.lost.is_set()]
+            jobs = [job for job in self._held if not job.lost.is_set()]  # waiting ones too
             if not jobs:
                 continue
             try:

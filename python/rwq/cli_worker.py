@@ -101,6 +101,10 @@ def load_handler(spec: str) -> Callable[..., Any]:
         raise click.UsageError(f"cannot load {spec}: {type(exc).__name__}: {exc}") from exc
     if not callable(target):
         raise click.UsageError(f"{spec} is a {type(target).__name__}, not a callable")
+    try:
+        handler_kind(target)  # InvalidType for a generator function, here before any I/O
+    except RwqError as exc:
+        raise click.UsageError(f"{spec}: {exc}") from exc
     return target  # type: ignore[no-any-return]
 
 

@@ -44,6 +44,12 @@ class NoPermission(RedisFailure):
     caller's role does not include this operation on this queue. Nothing was written."""
 
 
+class ShardCountUnrecorded(NoPermission):
+    """Profile sharded: no shard count is recorded for the queue, and this user may not record it
+    (only the admin role may, RWQ-SHARD-009). The message names the fix, ``rwq shards --prefix P
+    --shards N`` run as the admin. Nothing was written."""
+
+
 class NotReplicated(RedisFailure):
     """The write took effect on the primary, but fewer replicas than asked acknowledged it in time.
 

@@ -47,8 +47,9 @@ from .errors import (
     PolicyMissing,
     RedisFailure,
     RetryLater,
+    ShardCountUnrecorded,
 )
-from .handlers import HandlerKind, refuse_awaitables, require_kind
+from .handlers import HandlerKind, checked_sync, require_kind
 from .protocol import validation
 from .protocol.operations import MAX_DETAIL_BYTES, FailOutcome, Lease, Outcome, RetryPolicy
 from .sharded import ShardedWorkQueue
@@ -64,7 +65,8 @@ DEFAULT_RETRY = RetryPolicy(jitter_pct=25)
 """The policy a worker stores when the queue has none: 5 attempts, then the dead set (kept 7 days,
 at most 10,000); between attempts 1 s, 2 s, 4 s, 8 s, each shortened by up to 25 % at random."""
 FALLBACK_DELAY_MS = 1000
-"""A failed item's delay when the queue has no retry policy (RWQ-WORKER-002): never a hot loop."""
+"""A failed item's delay when the queue has no retry policy (RWQ-WORKER-002): never a hot loop. On a
+queue that had none at the worker's start, a shorter delay a RetryLater asks for is raised to it."""
 LEASE_MS: Final = "lease_ms"  # clean_interval_ms's default: one light clean per lease time
 CLEAN_JITTER = 0.25  # each pause between light cleans is the interval +-25 %, so workers spread out
 BURST_PAUSE_S = 0.05  # burst: a slot that found nothing looks again after this, while others work
@@ -124,7 +126,7 @@ class _State(enum.Enum):
     SETTLING = "settling"  # the slot completes or releases the item
     ABANDONED = "abandoned"  # the grace period ended; shutdown released the item
     TIMED_OUT = "timed out"  # the handler ran past timeout_ms; the watchdog failed the item
-    WAITING = "waiting"  # leased again while its timed-out run still goes on; renewed, not started
+    WAITING = "waiting"  # leased again while a run of its id still goes on here; renewed, not started
 
 
 class _JobBase:
@@ -163,15 +165,24 @@ class _JobBase:
 
 
 def failure_reason(exc: BaseException) -> str:
-    """The reason a failed attempt records: the exception, cut to the 1024 bytes a reason holds."""
-    text = f"{type(exc).__name__}: {exc}".encode("utf-8", "replace")[:1024]
-    return text.decode("utf-8", "ignore")
+    """The reason a failed attempt records: the exception, cut to the 1024 bytes a reason holds.
+    An exception whose ``str()`` fails gives its type name and a note instead; never raises."""
+    try:
+        text = f"{type(exc).__name__}: {exc}"
+    except Exception as error:  # the handler's exception is user code
+        text = f"{type(exc).__name__}: <str() of the exception failed: {type(error).__name__}>"
+    return text.encode("utf-8", "replace")[:1024].decode("utf-8", "ignore")
 
 
 def failure_detail(exc: BaseException) -> str:
     """The detail a failed attempt keeps with a dead item: the formatted traceback, its last
-    8192 bytes (where the exception and the innermost frames are), cut at a character boundary."""
-    text = "".join(traceback.format_exception(exc)).encode("utf-8", "replace")
+    8192 bytes (where the exception and the innermost frames are), cut at a character boundary.
+    Never raises: a traceback that cannot be formatted gives the reason and a note."""
+    try:
+        formatted = "".join(traceback.format_exception(exc))
+    except Exception as error:  # the handler's exception is user code
+        formatted = f"{failure_reason(exc)}\n<its traceback could not be formatted: {type(error).__name__}>"
+    text = formatted.encode("utf-8", "replace")
     if len(text) > MAX_DETAIL_BYTES:
         text = b"...\n" + text[-(MAX_DETAIL_BYTES - 4) :]
     return text.decode("utf-8", "ignore")
@@ -273,6 +284,8 @@ class _WorkerBase(abc.ABC):
         self._idle = 0  # burst: slots whose last lease found nothing, until they look again
         self._stats = WorkerStats()
         self._fatal: BaseException | None = None
+        self._policy_at_start = False  # whether the queue had a retry policy when the worker started
+        self._raised_delay = False  # a RetryLater's delay was raised to the fallback (logged once)
         self.forced_by: signal.Signals | None = None  # the second signal that forced the stop
 
     @property
@@ -337,12 +350,19 @@ class _WorkerBase(abc.ABC):
         return self.clean_interval_ms * random.uniform(1 - CLEAN_JITTER, 1 + CLEAN_JITTER) / 1000
 
     def _policy_stored(self, stored: bool, current: RetryPolicy | None, error: RedisFailure | None) -> None:
-        """Act on the start-up offer of the worker's policy: ``stored`` when it was written,
-        ``current``, the policy the queue has, and ``error``, why offering or reading failed.
+        """Act on the start-up offer of the worker's policy (or, with ``retry=None``, its read):
+        ``stored`` when it was written, ``current``, the policy the queue has, and ``error``, why
+        offering or reading failed. Remembers whether the queue has a policy (RWQ-WORKER-002).
 
         A stored policy that differs wins, with one warning (RWQ-WORKER-003); a queue with none
-        that this worker may not give one refuses the start (RWQ-WORKER-001)."""
-        fix = f"rwq policy set --prefix {self.prefix}"
+        that this worker may not give one refuses the start (RWQ-WORKER-001); a sharded queue
+        whose shard count is not recorded refuses it with :class:`~rwq.errors.ShardCountUnrecorded`."""
+        self._policy_at_start = stored or current is not None
+        if isinstance(error, ShardCountUnrecorded):
+            raise error
+        if self.retry is None:
+            return
+        fix = f"rwq policy set --prefix {self.prefix}" + (f" --shards {self._shards}" if self._shards else "")
         if stored:
             self.logger.info("queue %r had no retry policy: stored the worker's %s", self.prefix, self.retry)
         elif current is not None and current != self.retry:
@@ -359,7 +379,7 @@ class _WorkerBase(abc.ABC):
         elif isinstance(error, NoPermission):
             raise PolicyMissing(
                 f"queue {self.prefix!r} has no retry policy and this worker may not store one: run "
-                f"`{fix}` as an admin, or pass retry=None to run without one (RWQ-WORKER-001)"
+                f"`{fix}` as an admin (or, in code, pass retry=None to run without one) (RWQ-WORKER-001)"
             )
         else:
             self.logger.warning(
@@ -385,13 +405,24 @@ class _WorkerBase(abc.ABC):
         else:
             self.logger.exception("item %r: handler failed; recording a failed attempt", job.id)
 
-    @staticmethod
-    def _fail_options(job: _JobBase) -> dict[str, Any]:
-        """The options of ``fail`` for a failed job: a fallback delay whatever the queue's policy
-        (RWQ-WORKER-002), the handler's traceback, and what its exception asked for."""
+    def _fail_options(self, job: _JobBase) -> dict[str, Any]:
+        """The options of ``fail`` for a failed job: a fallback delay whatever the queue's policy,
+        the handler's traceback, and what its exception asked for; on a queue that had no policy
+        at start, a RetryLater's delay is at least the fallback (RWQ-WORKER-002)."""
+        delay = job._retry_in
+        if delay is not None and delay < FALLBACK_DELAY_MS and not self._policy_at_start:
+            delay = FALLBACK_DELAY_MS
+            if not self._raised_delay:
+                self._raised_delay = True
+                self.logger.warning(
+                    "queue %r has no retry policy: a RetryLater delay shorter than %d ms is raised "
+                    "to it, so that a failing item never runs in a hot loop (RWQ-WORKER-002)",
+                    self.prefix,
+                    FALLBACK_DELAY_MS,
+                )
         return {
             "dead": job._dead_now,
-            "delay_ms": job._retry_in,
+            "delay_ms": delay,
             "fallback_delay_ms": FALLBACK_DELAY_MS,
             "detail": job._detail,
         }
@@ -400,6 +431,11 @@ class _WorkerBase(abc.ABC):
     @abc.abstractmethod
     def prefix(self) -> str:
         """The queue's key prefix."""
+
+    @property
+    @abc.abstractmethod
+    def _shards(self) -> int | None:
+        """The queue's shard count; None for an unsharded queue."""
 
     @abc.abstractmethod
     def stop(self) -> None:
@@ -517,14 +553,16 @@ class Worker(_WorkerBase):
     :class:`~rwq.errors.PolicyMissing`; a queue's stored policy that differs wins, with a warning.
     Without any policy a failed item runs again after 1 s (:data:`FALLBACK_DELAY_MS`). Raise
     :class:`~rwq.errors.NonRetryable` to dead-letter the item now, or
-    :class:`~rwq.errors.RetryLater` to run it again after a delay of your choice; a dead item
+    :class:`~rwq.errors.RetryLater` to run it again after a delay of your choice (at least 1 s on a
+    queue that had no policy when the worker started, RWQ-WORKER-002); a dead item
     keeps the handler's traceback as its ``detail``. Items given back at shutdown do not use up
     an attempt. An item whose lease runs out unsettled (a crashed process, a reply
     lost with the next item in it) comes back through a light clean, which every worker runs
     every ``clean_interval_ms`` (+-25 %; by default the lease time, so a crashed worker's item
     runs again within about 2.25 lease times plus ``poll_timeout_ms``; None: no cleaning). A
-    BaseException that is not an Exception stops the worker and is re-raised by :meth:`run`, as
-    are unexpected errors such as :class:`~rwq.errors.UnsupportedServer`. The Redis client's
+    handler that raises a BaseException that is not an Exception (SystemExit) fails its item (an
+    attempt used), then stops the worker, and :meth:`run` re-raises it, as it does unexpected
+    errors such as :class:`~rwq.errors.UnsupportedServer`. The Redis client's
     ``socket_timeout``, if any, must exceed ``poll_timeout_ms``. :meth:`health` (and
     ``liveness_file``, touched after each lease call Redis answered) tell a probe the worker is
     alive. ``on_event`` gets a :class:`WorkerEvent` for each lease and each settled item
@@ -536,10 +574,13 @@ class Worker(_WorkerBase):
     ``timeout_ms`` (None: no limit), for a sync handler, which a thread cannot stop: a handler
     still running after ``timeout_ms`` has its item recorded as failed (``TimeoutError``, so it
     is retried after the backoff) and ``job.lost`` set, which asks it to stop; its slot stays
-    busy until it returns, and what it returns is ignored. Until that run returns, this worker
-    never starts the item again: a slot that leases it holds it, lease renewed, and starts it
-    once the earlier run has returned (or gives it back at shutdown). Other workers may lease
-    the item meanwhile, so a handler that can outlive ``timeout_ms`` should check ``job.lost``.
+    busy until it returns, and what it returns is ignored.
+
+    One item never runs twice at once in one worker: while a handler runs on an item here
+    (timed out, its lease lost, or simply still running when the item is delivered again), a slot
+    that leases the same id holds it, lease renewed, and starts it once the earlier run has
+    returned (or gives it back at shutdown). Other workers may lease the item meanwhile, so a
+    handler that can outlive its lease or ``timeout_ms`` should check ``job.lost``.
     """
 
     def __init__(
@@ -581,10 +622,10 @@ class Worker(_WorkerBase):
             burst=burst,
         )
         self.queue = queue
-        self.handler = refuse_awaitables(handler)
+        self.handler = checked_sync(handler)
         self.on_error = on_error
-        # ids whose timed-out run goes on: its thread, and an event set when it returns
-        self._late: dict[str, tuple[threading.Thread, threading.Event]] = {}
+        # ids whose handler runs in this worker: its thread, and an event set when it returns
+        self._runs: dict[str, tuple[threading.Thread, threading.Event]] = {}
         self._held: dict[Job, threading.Thread] = {}  # running and settling jobs: the renewer's set
         self._stopping = threading.Event()  # no more leasing
         self._halt = threading.Event()  # the grace period is over
@@ -594,6 +635,10 @@ class Worker(_WorkerBase):
     @property
     def prefix(self) -> str:
         return self.queue.prefix
+
+    @property
+    def _shards(self) -> int | None:
+        return self.queue.layout.count if isinstance(self.queue, ShardedWorkQueue) else None
 
     def _is_stopping(self) -> bool:
         return self._stopping.is_set()
@@ -624,16 +669,16 @@ class Worker(_WorkerBase):
         self.logger.info(
             "worker on %r: %d slots, lease %d ms", self.queue.prefix, self.concurrency, self.lease_ms
         )
-        if self.retry is not None:
-            stored, current, error = False, None, None
-            try:
+        stored, current, error = False, None, None
+        try:
+            if self.retry is not None:
                 stored = self.queue.set_retry_policy(self.retry, if_absent=True)
-                current = self.retry if stored else self.queue.retry_policy()
-            except RedisFailure as exc:  # a worker ACL user may only read the policy (SPEC 13.1)
-                error = exc
-                with contextlib.suppress(RedisFailure):
-                    current = self.queue.retry_policy()
-            self._policy_stored(stored, current, error)
+            current = self.retry if stored else self.queue.retry_policy()
+        except RedisFailure as exc:  # a worker ACL user may only read the policy (SPEC 13.1)
+            error = exc
+            with contextlib.suppress(RedisFailure):
+                current = self.queue.retry_policy()
+        self._policy_stored(stored, current, error)
         slots = [self._start(self._slot, f"rwq-slot-{n}") for n in range(self.concurrency)]
         helpers = [self._start(self._renewer, "rwq-renewer")]
         if self.clean_interval_ms is not None:
@@ -668,7 +713,7 @@ class Worker(_WorkerBase):
         self._halt.set()
         busy = self._abandon()
         with self._lock:  # a timed-out handler may never return: its thread is left behind too
-            busy |= {thread for thread, _ in self._late.values()}
+            busy |= {thread for thread, _ in self._runs.values()}
         for thread in slots:
             if thread not in busy:  # polling or settling: both end promptly now
                 thread.join()
@@ -721,16 +766,11 @@ class Worker(_WorkerBase):
                 return
             with self._lock:
                 self._held[job] = threading.current_thread()
-                late = self._late.get(job.id)
-                if late is not None:
-                    job._state = _State.WAITING
-            if late is not None and not self._wait_for_late(job, late[1]):
+                earlier = self._claim(job)
+            if earlier is not None and not self._wait_for_run(job, earlier):
                 return
             self._emit(job, "leased")
             lease = self._work(job)
-            if job._state is _State.TIMED_OUT:  # its run is over at last: the id may start again
-                with self._lock:
-                    self._late.pop(job.id)[1].set()
 
     def _poll(self) -> Lease | None:
         """A slot's lease: blocking for up to ``poll_timeout_ms``; with ``burst``, non-blocking,
@@ -746,26 +786,47 @@ class Worker(_WorkerBase):
             self._resume()
         return lease
 
-    def _wait_for_late(self, job: Job, late: threading.Event) -> bool:
-        """Hold ``job`` (its lease renewed) until its timed-out earlier run in this worker ends,
+    def _claim(self, job: Job) -> threading.Event | None:
+        """Under the lock: mark ``job``'s id as running in this slot's thread; or, when a run of
+        that id still goes on in this worker (timed out, lease lost, or re-delivered), mark the
+        job waiting and return the event that run sets when it returns."""
+        earlier = self._runs.get(job.id)
+        if earlier is not None:
+            job._state = _State.WAITING
+            return earlier[1]
+        self._runs[job.id] = (threading.current_thread(), threading.Event())
+        job._state = _State.RUNNING
+        return None
+
+    def _wait_for_run(self, job: Job, earlier: threading.Event | None) -> bool:
+        """Hold ``job`` (its lease renewed) until the earlier run of its id in this worker returns,
         so that an item never runs twice at once here; False if the worker stopped first (the item
         was then given back)."""
-        self.logger.warning("item %r: leased again while its timed-out run goes on; waiting for it", job.id)
-        while not late.wait(CHECK_S):
-            if self._stopping.is_set():
-                with self._lock:
-                    del self._held[job]
-                    job._state = _State.SETTLING
-                self._settle(job, "released")
-                return False
-        with self._lock:
-            job._state = _State.RUNNING
+        self.logger.warning("item %r: leased again while an earlier run of it goes on here; waiting", job.id)
+        while earlier is not None:
+            if not earlier.wait(CHECK_S):
+                if self._stopping.is_set():
+                    with self._lock:
+                        del self._held[job]
+                        job._state = _State.SETTLING
+                    self._settle(job, "released")
+                    return False
+                continue
+            with self._lock:
+                earlier = self._claim(job)
         job._started = time.monotonic()  # its timeout counts from its start
         return True
 
+    def _ran(self, job: Job) -> None:
+        """``job``'s handler returned: its id may start again in this worker."""
+        with self._lock:
+            self._runs.pop(job.id)[1].set()
+
     def _work(self, job: Job) -> Lease | None:
-        """Run the handler and settle the item; the next item when the settle leased one."""
-        error: Exception | None = None
+        """Run the handler and settle the item; the next item when the settle leased one. A
+        BaseException that is not an Exception (SystemExit) fails the item too, then stops the
+        worker, which re-raises it."""
+        error: BaseException | None = None
         try:
             self.handler(job)
         except Exception as exc:
@@ -776,6 +837,12 @@ class Worker(_WorkerBase):
                     self.on_error(job, exc)
                 except Exception:
                     self.logger.exception("on_error failed for item %r", job.id)
+        except BaseException as exc:  # the handler failed: an attempt, never refunded (RWQ-WORKER-004)
+            error = exc
+            self._failed(job, exc)
+            self._crashed(exc, f"the handler of item {job.id!r}")
+        finally:
+            self._ran(job)
         with self._lock:
             if job._state in (_State.ABANDONED, _State.TIMED_OUT):
                 return None
@@ -847,7 +914,7 @@ class Worker(_WorkerBase):
     def _watchdog(self) -> None:
         """Fail the items of handlers running past ``timeout_ms``. A thread cannot be killed: its
         slot stays busy until the handler returns, and what it returns then is ignored; until
-        then the item's id is in ``_late``, so that no slot starts it again, and the shutdown
+        then the item's id stays in ``_runs``, so that no slot starts it again, and the shutdown
         does not wait for that thread."""
         assert self.timeout_ms is not None
         limit_s = self.timeout_ms / 1000
@@ -856,8 +923,7 @@ class Worker(_WorkerBase):
                 late = [job for job in self._held if job._state is _State.RUNNING and self._past_timeout(job)]
                 for job in late:
                     job._state = _State.TIMED_OUT  # its slot ignores what the handler returns
-                    thread = self._held.pop(job)  # no more renewals
-                    self._late[job.id] = (thread, threading.Event())  # not started again until it returns
+                    del self._held[job]  # no more renewals; its id stays in _runs until it returns
                     job._failure = f"TimeoutError: the handler ran longer than {self.timeout_ms} ms"
                     job._error = "TimeoutError"
                     job.lost.set()

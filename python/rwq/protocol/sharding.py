@@ -18,7 +18,7 @@ from collections.abc import Callable, Generator, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, TypeAlias, TypeVar
 
-from ..errors import InvalidArgument, InvalidType, NoPermission, ShardMismatch
+from ..errors import InvalidArgument, InvalidType, NoPermission, ShardCountUnrecorded, ShardMismatch
 from . import validation as v
 from .commands import Call, Plan, RunScript
 from .operations import (
@@ -90,10 +90,10 @@ def check_count(layout: ShardLayout) -> Plan[None]:
         )
 
 
-def unrecorded(layout: ShardLayout, refusal: NoPermission) -> NoPermission:
+def unrecorded(layout: ShardLayout, refusal: NoPermission) -> ShardCountUnrecorded:
     """The refusal of :func:`check_count` in plain words: with no count recorded, the script tried
     to record this client's, and this user may not (only the admin role may, RWQ-SHARD-009)."""
-    return NoPermission(
+    return ShardCountUnrecorded(
         f"this user may not record the shard count of sharded queue {layout.prefix!r}, and none is "
         f"recorded in {layout.prefixes[0]}:shards (only the admin role records it, RWQ-SHARD-009): "
         f"run `rwq shards --prefix {layout.prefix} --shards {layout.count}` as the admin first ({refusal})"
