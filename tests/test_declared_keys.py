@@ -116,7 +116,10 @@ def test_a_finding_call_declares_its_window_and_the_reply_loses_it() -> None:
 def test_window_kinds() -> None:
     clean = first(ops.light_clean(KEYS))
     assert declared.window_kind(clean) == b"light_clean"
-    deep = first(ops.deep_clean(KEYS))
+    deep_plan = ops.deep_clean(KEYS)
+    assert next(deep_plan).args[0] == "SCAN"  # before anything is written (RWQ-SEC-006)
+    deep = deep_plan.send((0, []))
+    assert isinstance(deep, RunScript)
     assert declared.window_kind(deep) == b"deep_clean:queue"
     assert declared.window_kind(first(ops.counts(KEYS))) is None
 

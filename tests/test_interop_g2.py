@@ -32,7 +32,7 @@ from interop_helpers import (
 from rwq import CleanReport, FailOutcome, FailResult, Lease, LeaseLost, RetryPolicy, WorkQueue
 from rwq.conformance.redis_server import RedisServer
 from rwq.protocol import operations as ops
-from rwq.protocol.commands import Call, Plan
+from rwq.protocol.commands import Plan, RunScript
 
 pytestmark = pytest.mark.filterwarnings("ignore:Call to deprecated setex:DeprecationWarning")
 
@@ -328,10 +328,11 @@ def test_rwq_deep_clean_recovers_g2_orphans_and_respects_their_leases(
     assert keys(fr) == set()
 
 
-def _drive_until_scan(
+def _drive_until_requeue(
     queue: WorkQueue, plan: Plan[CleanReport], reports: list[CleanReport]
 ) -> Iterator[None]:
-    """Run an rwq deep clean step by step; pause once, when it is about to SCAN the item keys."""
+    """Run an rwq deep clean step by step; pause once, when its run index is built and it is
+    about to requeue what its SCAN found."""
     reply: Any = None
     paused = False
     while True:
@@ -340,7 +341,7 @@ def _drive_until_scan(
         except StopIteration as done:
             reports.append(done.value)
             return
-        if isinstance(command, Call) and command.args[0] == "SCAN" and not paused:
+        if isinstance(command, RunScript) and command.args[0] == b"requeue" and not paused:
             paused = True
             yield
         reply = queue._execute(command)
@@ -361,7 +362,7 @@ def test_g2_cleaners_find_nothing_to_do_on_a_queue_rwq_runs(r: redis.Redis, pref
 
     # Pause an rwq deep clean mid-run (its run index exists) and let both G2 cleaners loose.
     reports: list[CleanReport] = []
-    driver = _drive_until_scan(queue, ops.deep_clean(queue.keys), reports)
+    driver = _drive_until_requeue(queue, ops.deep_clean(queue.keys), reports)
     next(driver)
     before = state()
     item_ids = {key[len(f"{prefix}:item:") :] for key in before[2] if key.startswith(f"{prefix}:item:")}
