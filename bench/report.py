@@ -11,6 +11,7 @@ from rich.console import Console
 from rich.table import Table
 
 from bench.core import Measurement
+from bench.history import TOLERANCE, Regression
 
 SCHEMA_PATH = Path(__file__).resolve().parents[1] / "schemas" / "bench-result.schema.json"
 FORMAT = "rwq-bench/1"
@@ -102,3 +103,20 @@ def _verdict(met: bool | None) -> str:
     if met is None:
         return "[yellow]n/a[/yellow]"
     return "[green]met[/green]" if met else "[red]missed[/red]"
+
+
+def print_history(console: Console, stored: Path, earlier: Path | None, worse: list[Regression]) -> None:
+    """The comparison with the last stored run of the same machine kind (bench/history.py)."""
+    console.print(f"history: this run's ratios stored in [bold]{stored}[/bold]")
+    if earlier is None:
+        console.print("history: the first stored run of this machine kind, nothing to compare with")
+        return
+    if not worse:
+        console.print(f"history: no ratio got worse by more than {TOLERANCE:.0%} since {earlier.name}")
+        return
+    table = Table(title=f"[red]ratios worse by more than {TOLERANCE:.0%} since {earlier.name}[/red]")
+    for column in ("measurement", "peer", "before", "now", "change"):
+        table.add_column(column, justify="left" if column in ("measurement", "peer") else "right")
+    for r in worse:
+        table.add_row(r.title, r.peer, f"{r.before:.2f}x", f"{r.now:.2f}x", f"[red]{r.change:+.0%}[/red]")
+    console.print(table)

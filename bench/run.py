@@ -22,11 +22,12 @@ from typing import Any
 
 from rich.console import Console
 
+from bench import history
 from bench.core import Bench, Config
 from bench.peers import PEERS, peer_class
 from bench.peers.base import Peer
 from bench.proto import CLAIM_HEAD
-from bench.report import document, print_tables, validate
+from bench.report import document, print_history, print_tables, validate
 from bench.scenarios import Scenarios, run_all
 from bench.targets import evaluate
 from rwq.conformance.redis_server import RedisServer
@@ -131,4 +132,6 @@ def main(argv: list[str] | None = None) -> int:
     if not out.is_terminal:
         out = Console(width=200)
     print_tables(out, doc, path.resolve())
+    stored, earlier, worse = history.record(doc, config.quick, stamp)
+    print_history(out, stored, earlier, worse)
     return 0
