@@ -40,6 +40,7 @@ ITEMS = 2000
 LEASE_MS = 800
 NODE_TIMEOUT_MS = 2000
 WAIT_TIMEOUT_MS = 2000
+TAKEOVER_AFTER_S = 15.0  # a SIGKILLed master's replica not elected by then takes over (see wait_promoted)
 TEST_DEADLINE_S = 60.0
 ADD_BUDGET_S = 15.0
 """How long the producer keeps retrying one id before it gives up on it (it stays ambiguous)."""
@@ -302,7 +303,7 @@ def test_a_master_killed_during_a_drain_loses_nothing_acknowledged(replicated: L
     def kill(victim: RedisServer) -> str:
         replica = replicated.replica_of(victim)
         replicated.kill(victim)
-        replicated.wait_promoted(replica)  # by the cluster itself, after the node timeout
+        replicated.wait_promoted(replica, takeover_after_s=TAKEOVER_AFTER_S)  # by the cluster, as a rule
         replicated.add_replica(replica)  # the lost node replaced: WAIT can be acknowledged again
         return "SIGKILL"
 
@@ -325,7 +326,7 @@ async def test_an_asyncio_client_follows_the_replica_that_took_over(replicated: 
         victim = replicated.master_of_slot(shard_slot(name, 0))
         replica = replicated.replica_of(victim)
         replicated.kill(victim)
-        replicated.wait_promoted(replica)
+        replicated.wait_promoted(replica, takeover_after_s=TAKEOVER_AFTER_S)
         deadline = time.monotonic() + 20
         while True:
             try:

@@ -245,14 +245,28 @@ class LocalCluster:
         process.kill()  # SIGKILL on POSIX
         process.wait(10)
 
-    def wait_promoted(self, server: RedisServer, timeout_s: float = 30) -> None:
+    def wait_promoted(
+        self, server: RedisServer, timeout_s: float = 30, *, takeover_after_s: float | None = None
+    ) -> None:
         """Until ``server`` is a master, and every live node sees the cluster ok with every slot
-        range served by a live master."""
-        deadline = time.monotonic() + timeout_s
+        range served by a live master. With ``takeover_after_s``, a replica the cluster has not
+        elected by then is told to take over (``CLUSTER FAILOVER TAKEOVER``, which needs no
+        votes): for tests of what clients do after a failover, not of the election, which now
+        and then stalls on a loaded machine."""
+        started = time.monotonic()
+        deadline, told = started + timeout_s, False
         while time.monotonic() < deadline:
             with contextlib.suppress(redis.RedisError):
                 if self.role(server) == "master" and self._settled(master=server.port):
                     return
+                late = takeover_after_s is not None and time.monotonic() - started > takeover_after_s
+                if late and not told and self.role(server) != "master":
+                    told = True
+                    client = server.client(socket_timeout=10)
+                    try:
+                        _command(client, "CLUSTER", "FAILOVER", "TAKEOVER")
+                    finally:
+                        client.close()
             time.sleep(0.05)
         raise RedisUnavailable(f"127.0.0.1:{server.port} was not promoted within {timeout_s} s")
 
