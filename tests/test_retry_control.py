@@ -195,8 +195,8 @@ def test_release_with_refund_gives_the_attempt_back(r: redis.Redis, queue: WorkQ
         queue.release(plain, refund_attempt=1)  # type: ignore[arg-type]
 
 
-def test_sharded_fail_and_release_pass_the_options(r: redis.Redis) -> None:
-    queue = ShardedWorkQueue(r, "sh", shards=3)
+def refund_then_dead(queue: WorkQueue | ShardedWorkQueue) -> None:
+    """A release with refund gives the attempt back; a dead fail keeps its detail."""
     queue.set_retry_policy(POLICY)
     held = leased(queue)
     assert queue.release(held, refund_attempt=True)
@@ -207,6 +207,10 @@ def test_sharded_fail_and_release_pass_the_options(r: redis.Redis) -> None:
     item = queue.dead_item("a")
     assert item is not None
     assert item.detail == "tb"
+
+
+def test_sharded_fail_and_release_pass_the_options(r: redis.Redis) -> None:
+    refund_then_dead(ShardedWorkQueue(r, "sh", shards=3))
 
 
 def test_failure_detail_keeps_the_end_of_a_long_traceback_at_a_character_boundary() -> None:
@@ -339,14 +343,4 @@ async def test_the_async_worker_steers_retries_and_refunds_at_shutdown(
 
 def test_the_options_work_with_declared_keys(r: redis.Redis, prefix: str) -> None:
     """Profile declared-keys: release's refund and fail's options touch only declared keys."""
-    queue = WorkQueue(r, prefix, declared_keys=True)
-    queue.set_retry_policy(POLICY)
-    held = leased(queue)
-    assert queue.release(held, refund_attempt=True)
-    again = queue.lease(30_000)
-    assert again is not None
-    assert again.attempt == 1
-    assert queue.fail(again, "no", dead=True, detail="tb").outcome is FailOutcome.DEAD
-    item = queue.dead_item("a")
-    assert item is not None
-    assert item.detail == "tb"
+    refund_then_dead(WorkQueue(r, prefix, declared_keys=True))
