@@ -9,6 +9,11 @@ validates both parts, then checks both parts' keys, before running either body, 
 call or a wrong-typed key writes nothing (RWQ-NEXT-002, RWQ-SCRIPT-003, RWQ-SCRIPT-007). The
 lease part's check ends with its first RPOP, so that a caller whose ACL refuses RPOP is refused
 before the complete part's writes (RWQ-SEC-006).
+
+Each key is checked once per call (#22): the key-checks fragment (``tools/key_checks.py``) comes
+once, above both parts, so that they share its type cache; the complete part's lines marked
+``rwq:deferred`` (its own check of the keys it collected) are left out, and the lease part's
+first check takes those keys with its own.
 """
 
 from __future__ import annotations
@@ -16,8 +21,10 @@ from __future__ import annotations
 from pathlib import Path
 
 from declared_keys import declared_names
+from key_checks import fragment, strip
 
 MARKER = "-- rwq:arguments-valid"
+DEFERRED = "-- rwq:deferred"
 CHECKED = "-- rwq:keys-checked"
 
 HEADER = """\
@@ -61,7 +68,7 @@ return {completed, leased}
 """
 
 
-COMPLETING = "local will_complete = {} -- rwq:completing"
+COMPLETING = "local will_complete = false -- rwq:completing"
 
 
 def _part(name: str, source: str, declared: str) -> str:
@@ -70,7 +77,8 @@ def _part(name: str, source: str, declared: str) -> str:
     composite completes before this part runs; both parts check the composite's DECLARED keys."""
     lines = [
         f"local declared_names = {declared}\n" if line.startswith("local declared_names = ") else line
-        for line in source.splitlines(keepends=True)
+        for line in strip(source).splitlines(keepends=True)
+        if DEFERRED not in line
     ]
     start = next(i for i, line in enumerate(lines) if not line.startswith("--"))  # past the header
     marks = [i for i, line in enumerate(lines) if line.startswith(MARKER)]
@@ -105,7 +113,8 @@ def complete_and_lease(lua_dir: Path) -> str:
         raise ValueError("complete.lua declares a key that lease.lua does not")
     lua_names = "{" + ", ".join(f"'{name}'" for name in names) + "}"
     parts = [_part(name, source, lua_names) for name, source in sources.items()]
-    return HEADER.format(declared=" ".join(f"<P>:{name}" for name in names)) + "".join(parts) + FOOTER
+    header = HEADER.format(declared=" ".join(f"<P>:{name}" for name in names))
+    return header + fragment(lua_dir) + "".join(parts) + FOOTER
 
 
 def composites(lua_dir: Path) -> dict[Path, str]:

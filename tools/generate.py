@@ -11,6 +11,7 @@ from pathlib import Path
 
 from compose_lua import composites
 from declared_keys import filled
+from key_checks import filled as key_checks_filled
 from sharded_cases import document as sharded_cases
 from wrong_type_cases import document as wrong_type_cases
 
@@ -32,11 +33,16 @@ def derived() -> dict[Path, str]:
 
 
 def main(argv: list[str]) -> int:
-    """Write every stale artefact, scripts' declared-keys blocks and composites first (the manifest
-    hashes them); ``--check``: list them."""
+    """Write every stale artefact, scripts' declared-keys and key-checks blocks and composites first
+    (the manifest hashes them); ``--check``: list them."""
     check = "--check" in argv
     stale = []
-    for stage in (lambda: filled(ROOT / "lua"), lambda: composites(ROOT / "lua"), derived):
+    for stage in (
+        lambda: filled(ROOT / "lua"),
+        lambda: key_checks_filled(ROOT / "lua"),
+        lambda: composites(ROOT / "lua"),
+        derived,
+    ):
         for path, text in stage().items():
             if not path.exists() or path.read_text() != text:
                 stale.append(path)
