@@ -68,9 +68,9 @@ local prefix = string.sub(queue, 1, -6)
 -- key the script touches. The next KEYS are the header's DECLARED keys, in that order, then
 -- one triple <P>:item:<id>, <P>:lease:<id>, <P>:leased_by_session:<id> per id whose keys the
 -- call may touch. `declared[id]` is true for those ids; `declared` is nil when the profile is off.
-local declared_names = {'dead', 'delayed', 'delayed:data'}
 local declared
 if #KEYS > 1 then
+  local declared_names = {'dead', 'delayed', 'delayed:data'}
   declared = {}
   for i, name in ipairs(declared_names) do
     if KEYS[1 + i] ~= prefix .. name then
@@ -116,8 +116,9 @@ end
 -- Checks the string keys `strings` and the keys of `absent` (alternately a key and its type:
 -- profile keys, which a queue without that profile lacks) by one MGET and one EXISTS: equal
 -- counts mean that every existing key of `strings` holds a string and no key of `absent` exists,
--- and no TYPE is read. Otherwise TYPE tells which keys of `absent` exist, and, if the counts
--- still differ, which key of `strings` holds another type. Returns the MGET values (false:
+-- and no TYPE is read. Otherwise TYPE tells which keys of `absent` exist, in their order until
+-- the counts agree (so the keys likeliest to exist come first), and, if the counts still
+-- differ, which key of `strings` holds another type. Returns the MGET values (false:
 -- missing; nil when no MGET ran) and the first key of another type, or nil. `exists_first`: the
 -- keys are usually all missing (add), so EXISTS comes first, and MGET only when it counts some.
 -- A key of `absent` whose type is known already is not counted again.
@@ -140,6 +141,7 @@ local function check_keys(strings, absent, exists_first)
   end
   if existing ~= found then
     for i = s + 1, n do
+      if existing == found then break end -- the rest are missing
       local key = strings[i]
       types[key] = nil
       for j = 1, #absent, 2 do

@@ -10,11 +10,11 @@
 -- Reply    array, one integer per item: 1 = completed by this call, 0 = no such item (already
 --          completed), -1 = "owner" mode and the caller does not hold the lease (item untouched)
 -- Errors   RWQ_INVALID_ARGUMENT, RWQ_WRONG_TYPE (nothing is written)
--- Effects  DEL <P>:item:<id>; ZREM <P>:in_flight <id>, and when it was not there
---          LREM <P>:processing -1 <id>; DEL <P>:lease:<id> and
---          <P>:leased_by_session:<id>; when the item was not in processing (a cleaner had put it
---          back), LREM <P>:queue 1 <id> so no ghost copy stays queued; HDEL <P>:attempts <id>;
---          a delayed item: ZREM <P>:delayed <id>, HDEL <P>:delayed:data <id>
+-- Effects  per item: ZREM <P>:in_flight <id>, and when it was not there
+--          LREM <P>:processing -1 <id>; when the item was not in processing (a cleaner had put
+--          it back), LREM <P>:queue 1 <id> so no ghost copy stays queued; HDEL <P>:attempts
+--          <id>; a delayed item: ZREM <P>:delayed <id>, HDEL <P>:delayed:data <id>; then one DEL
+--          of <P>:item:<id>, <P>:lease:<id> and <P>:leased_by_session:<id> of every item settled
 -- Cost     1 round trip; O(log n) for an item a profile flat lease holds (in <P>:in_flight);
 --          else O(position from the oldest end of processing), which LREM scans
 local queue, processing = KEYS[1], KEYS[2]
@@ -39,9 +39,9 @@ local prefix = string.sub(queue, 1, -6)
 -- key the script touches. The next KEYS are the header's DECLARED keys, in that order, then
 -- one triple <P>:item:<id>, <P>:lease:<id>, <P>:leased_by_session:<id> per id whose keys the
 -- call may touch. `declared[id]` is true for those ids; `declared` is nil when the profile is off.
-local declared_names = {'in_flight', 'attempts', 'delayed', 'delayed:data'}
 local declared
 if #KEYS > 2 then
+  local declared_names = {'in_flight', 'attempts', 'delayed', 'delayed:data'}
   declared = {}
   for i, name in ipairs(declared_names) do
     if KEYS[2 + i] ~= prefix .. name then
@@ -87,8 +87,9 @@ end
 -- Checks the string keys `strings` and the keys of `absent` (alternately a key and its type:
 -- profile keys, which a queue without that profile lacks) by one MGET and one EXISTS: equal
 -- counts mean that every existing key of `strings` holds a string and no key of `absent` exists,
--- and no TYPE is read. Otherwise TYPE tells which keys of `absent` exist, and, if the counts
--- still differ, which key of `strings` holds another type. Returns the MGET values (false:
+-- and no TYPE is read. Otherwise TYPE tells which keys of `absent` exist, in their order until
+-- the counts agree (so the keys likeliest to exist come first), and, if the counts still
+-- differ, which key of `strings` holds another type. Returns the MGET values (false:
 -- missing; nil when no MGET ran) and the first key of another type, or nil. `exists_first`: the
 -- keys are usually all missing (add), so EXISTS comes first, and MGET only when it counts some.
 -- A key of `absent` whose type is known already is not counted again.
@@ -111,6 +112,7 @@ local function check_keys(strings, absent, exists_first)
   end
   if existing ~= found then
     for i = s + 1, n do
+      if existing == found then break end -- the rest are missing
       local key = strings[i]
       types[key] = nil
       for j = 1, #absent, 2 do
@@ -154,7 +156,7 @@ for i = 2, #ARGV, step do
   batch[#batch + 1] = prefix .. 'leased_by_session:' .. id
 end
 local k = #batch_absent
-batch_absent[k + 1], batch_absent[k + 2], batch_absent[k + 3], batch_absent[k + 4] = in_flight, 'zset', attempts, 'hash'
+batch_absent[k + 1], batch_absent[k + 2], batch_absent[k + 3], batch_absent[k + 4] = attempts, 'hash', in_flight, 'zset'
 if not owner then
   batch_absent[k + 5], batch_absent[k + 6], batch_absent[k + 7], batch_absent[k + 8] = delayed, 'zset', delayed .. ':data', 'hash'
 end
@@ -167,7 +169,8 @@ if bad then return wrong_type(bad) end -- rwq:deferred
 -- A queue with no flat lease or no attempt count skips those per-item calls.
 local flat, counted = types[in_flight], types[attempts]
 -- gone[id]: an id completed earlier in this call, whose keys the values read above no longer tell.
-local gone, result = {}, {}
+-- The keys of the completed items, deleted by one DEL once every id is settled.
+local gone, result, doomed, d = {}, {}, {}, 0
 for i = 2, #ARGV, step do
   local id = ARGV[i]
   local item_key, lease_key = batch[first + 1], batch[first + 2]
@@ -176,7 +179,7 @@ for i = 2, #ARGV, step do
   else
     local deleted = not gone[id] and batch_values[first + 1] and 1 or 0
     gone[id] = true
-    redis.call('DEL', item_key, lease_key, batch[first + 3])
+    doomed[d + 1], doomed[d + 2], doomed[d + 3], d = item_key, lease_key, batch[first + 3], d + 3
     -- A flat lease's entry is in <P>:in_flight (profile flat), any other in processing.
     local unlisted = not (flat and redis.call('ZREM', in_flight, id) == 1) and redis.call('LREM', processing, -1, id) == 0
     if deleted == 1 and unlisted then redis.call('LREM', queue, 1, id) end
@@ -189,4 +192,5 @@ for i = 2, #ARGV, step do
   end
   first = first + 3
 end
+if d > 0 then redis.call('DEL', unpack(doomed)) end
 return result

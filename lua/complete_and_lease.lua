@@ -40,8 +40,9 @@ end
 -- Checks the string keys `strings` and the keys of `absent` (alternately a key and its type:
 -- profile keys, which a queue without that profile lacks) by one MGET and one EXISTS: equal
 -- counts mean that every existing key of `strings` holds a string and no key of `absent` exists,
--- and no TYPE is read. Otherwise TYPE tells which keys of `absent` exist, and, if the counts
--- still differ, which key of `strings` holds another type. Returns the MGET values (false:
+-- and no TYPE is read. Otherwise TYPE tells which keys of `absent` exist, in their order until
+-- the counts agree (so the keys likeliest to exist come first), and, if the counts still
+-- differ, which key of `strings` holds another type. Returns the MGET values (false:
 -- missing; nil when no MGET ran) and the first key of another type, or nil. `exists_first`: the
 -- keys are usually all missing (add), so EXISTS comes first, and MGET only when it counts some.
 -- A key of `absent` whose type is known already is not counted again.
@@ -64,6 +65,7 @@ local function check_keys(strings, absent, exists_first)
   end
   if existing ~= found then
     for i = s + 1, n do
+      if existing == found then break end -- the rest are missing
       local key = strings[i]
       types[key] = nil
       for j = 1, #absent, 2 do
@@ -121,9 +123,9 @@ local prefix = string.sub(queue, 1, -6)
 -- key the script touches. The next KEYS are the header's DECLARED keys, in that order, then
 -- one triple <P>:item:<id>, <P>:lease:<id>, <P>:leased_by_session:<id> per id whose keys the
 -- call may touch. `declared[id]` is true for those ids; `declared` is nil when the profile is off.
-local declared_names = {'in_flight', 'policy', 'attempts', 'dead', 'dead:data', 'dead:info', 'delayed', 'delayed:data'}
 local declared
 if #KEYS > 2 then
+  local declared_names = {'in_flight', 'policy', 'attempts', 'dead', 'dead:data', 'dead:info', 'delayed', 'delayed:data'}
   declared = {}
   for i, name in ipairs(declared_names) do
     if KEYS[2 + i] ~= prefix .. name then
@@ -155,7 +157,7 @@ for i = 2, #ARGV, step do
   batch[#batch + 1] = prefix .. 'leased_by_session:' .. id
 end
 local k = #batch_absent
-batch_absent[k + 1], batch_absent[k + 2], batch_absent[k + 3], batch_absent[k + 4] = in_flight, 'zset', attempts, 'hash'
+batch_absent[k + 1], batch_absent[k + 2], batch_absent[k + 3], batch_absent[k + 4] = attempts, 'hash', in_flight, 'zset'
 if not owner then
   batch_absent[k + 5], batch_absent[k + 6], batch_absent[k + 7], batch_absent[k + 8] = delayed, 'zset', delayed .. ':data', 'hash'
 end
@@ -164,7 +166,8 @@ return function()
 -- A queue with no flat lease or no attempt count skips those per-item calls.
 local flat, counted = types[in_flight], types[attempts]
 -- gone[id]: an id completed earlier in this call, whose keys the values read above no longer tell.
-local gone, result = {}, {}
+-- The keys of the completed items, deleted by one DEL once every id is settled.
+local gone, result, doomed, d = {}, {}, {}, 0
 for i = 2, #ARGV, step do
   local id = ARGV[i]
   local item_key, lease_key = batch[first + 1], batch[first + 2]
@@ -173,7 +176,7 @@ for i = 2, #ARGV, step do
   else
     local deleted = not gone[id] and batch_values[first + 1] and 1 or 0
     gone[id] = true
-    redis.call('DEL', item_key, lease_key, batch[first + 3])
+    doomed[d + 1], doomed[d + 2], doomed[d + 3], d = item_key, lease_key, batch[first + 3], d + 3
     -- A flat lease's entry is in <P>:in_flight (profile flat), any other in processing.
     local unlisted = not (flat and redis.call('ZREM', in_flight, id) == 1) and redis.call('LREM', processing, -1, id) == 0
     if deleted == 1 and unlisted then redis.call('LREM', queue, 1, id) end
@@ -186,6 +189,7 @@ for i = 2, #ARGV, step do
   end
   first = first + 3
 end
+if d > 0 then redis.call('DEL', unpack(doomed)) end
 return result
 end
 end
@@ -201,9 +205,9 @@ end
 -- key the script touches. The next KEYS are the header's DECLARED keys, in that order, then
 -- one triple <P>:item:<id>, <P>:lease:<id>, <P>:leased_by_session:<id> per id whose keys the
 -- call may touch. `declared[id]` is true for those ids; `declared` is nil when the profile is off.
-local declared_names = {'in_flight', 'policy', 'attempts', 'dead', 'dead:data', 'dead:info', 'delayed', 'delayed:data'}
 local declared
 if #KEYS > 2 then
+  local declared_names = {'in_flight', 'policy', 'attempts', 'dead', 'dead:data', 'dead:info', 'delayed', 'delayed:data'}
   declared = {}
   for i, name in ipairs(declared_names) do
     if KEYS[2 + i] ~= prefix .. name then
@@ -223,12 +227,10 @@ if #KEYS > 2 then
   end
 end
 -- rwq:declared-keys end
-local function int_arg(v, lo, hi)
-  local n = string.match(v or '', '^[1-9]%d*$') and tonumber(v)
-  if n and n >= lo and n <= hi then return n end
-end
-local lease_ms = int_arg(ARGV[1], 1, 31536000000)
-local token, count = ARGV[2], int_arg(ARGV[3], 1, 1000)
+local lease_ms = string.match(ARGV[1] or '', '^[1-9]%d*$') and tonumber(ARGV[1])
+local token, count = ARGV[2], string.match(ARGV[3] or '', '^[1-9]%d*$') and tonumber(ARGV[3])
+if lease_ms and lease_ms > 31536000000 then lease_ms = nil end
+if count and count > 1000 then count = nil end
 if not lease_ms then return redis.error_reply('RWQ_INVALID_ARGUMENT lease_ms must be an integer in 1..31536000000') end
 if not token or #token == 0 or #token > 128 then return redis.error_reply('RWQ_INVALID_ARGUMENT token must be 1..128 bytes') end
 if not count then return redis.error_reply('RWQ_INVALID_ARGUMENT count must be an integer in 1..1000') end
@@ -257,9 +259,12 @@ local will_complete = completing
 local page = redis.pcall('LRANGE', queue, -count, -1)
 local bad = refused(page) and queue or mistyped(processing, 'list')
 if bad then return wrong_type(bad) end
-local n = #batch_absent
-batch_absent[n + 1], batch_absent[n + 2], batch_absent[n + 3] = delayed, 'zset', policy
-batch_absent[n + 4], batch_absent[n + 5], batch_absent[n + 6] = 'hash', in_flight, 'zset'
+-- The profile keys, likeliest to exist first (a queue with a retry policy), ahead of those of
+-- complete_and_lease's complete part; the dead-letter keys are checked once a policy is found.
+local attempts, absent = prefix .. 'attempts', batch_absent
+for i = #absent, 1, -1 do absent[i + 8] = absent[i] end
+absent[1], absent[2], absent[3], absent[4] = policy, 'hash', attempts, 'hash'
+absent[5], absent[6], absent[7], absent[8] = delayed, 'zset', in_flight, 'zset'
 -- Profile declared-keys: the script acts only on ids whose keys the call declares. `cut` is
 -- true when the walk or the pops below stopped at a queue id that is not, `due_cut` when
 -- promotion did at a due id: the reply then asks to call again (again = 1).
@@ -270,7 +275,8 @@ batch_absent[n + 4], batch_absent[n + 5], batch_absent[n + 6] = 'hash', in_fligh
 -- id completed first is left out: the composite deletes its item before the loop).
 local cut, due_cut, promoting, counting, max_attempts, due_ids, due_found = false, false
 local free, payload, will_grant, will_skip, seen, size = {}, {}, 0, 0, 0, count
-local keys, absent = batch, batch_absent
+-- tried[id]: the attempt the walk read for id (profile retry), which the loop below records.
+local keys, tried = batch, nil
 while true do
   local stop = 1 -- the walk takes page[#page] down to page[stop]
   for j = #page, declared and 1 or #page + 1, -1 do
@@ -293,12 +299,13 @@ while true do
     batch_values = values
     promoting, counting = types[delayed] and true, types[policy] and true
     bad = promoting and mistyped(delayed .. ':data', 'hash')
-    if counting then
-      bad = bad or mistyped(prefix .. 'attempts', 'hash') or mistyped(prefix .. 'dead', 'zset')
-        or mistyped(prefix .. 'dead:data', 'hash') or mistyped(prefix .. 'dead:info', 'hash')
+    if counting and not bad then
+      local dead = prefix .. 'dead'
+      bad = select(2, check_keys({}, {dead, 'zset', dead .. ':data', 'hash', dead .. ':info', 'hash'}))
     end
     if bad then return wrong_type(bad) end
     max_attempts = counting and stored_int(redis.call('HGET', policy, 'max_attempts')) or 0
+    tried = counting and {}
     due_ids = promoting and redis.call('ZRANGEBYSCORE', delayed, '-inf', now, 'LIMIT', 0, 100) or {}
     due_found = due_ids
     for i = 1, declared and #due_ids or 0 do
@@ -331,7 +338,8 @@ while true do
     if data and not completing then payload[id] = data end
     if state == true and data and not completing then
       free[id] = 'taken'
-      local attempt = counting and stored_int(redis.call('HGET', prefix .. 'attempts', id)) + 1 or 0
+      local attempt = counting and stored_int(redis.call('HGET', attempts, id)) + 1 or 0
+      if counting then tried[id] = attempt end
       if max_attempts > 0 and attempt > max_attempts then will_skip = will_skip + 1 else will_grant = will_grant + 1 end
     else
       will_skip = will_skip + 1
@@ -403,13 +411,14 @@ while popped do
     if data and not held then
       local attempt = 0
       if counting then
-        attempt = stored_int(redis.call('HGET', prefix .. 'attempts', id)) + 1
-        redis.call('HSET', prefix .. 'attempts', id, attempt)
+        attempt = tried[id] or stored_int(redis.call('HGET', attempts, id)) + 1
+        tried[id] = nil
+        redis.call('HSET', attempts, id, attempt)
       end
       if max_attempts > 0 and attempt > max_attempts then
         -- Leased too often without a recorded failure (crashes, foreign cleaners): dead-letter it.
         redis.call('DEL', item_key)
-        redis.call('HDEL', prefix .. 'attempts', id)
+        redis.call('HDEL', attempts, id)
         redis.call('ZADD', prefix .. 'dead', now, id)
         redis.call('HSET', prefix .. 'dead:data', id, data)
         redis.call('HSET', prefix .. 'dead:info', id, cjson.encode({reason = 'max attempts exceeded', attempts = attempt - 1}))

@@ -19,9 +19,9 @@ local prefix = string.sub(queue, 1, -6)
 -- key the script touches. The next KEYS are the header's DECLARED keys, in that order, then
 -- one triple <P>:item:<id>, <P>:lease:<id>, <P>:leased_by_session:<id> per id whose keys the
 -- call may touch. `declared[id]` is true for those ids; `declared` is nil when the profile is off.
-local declared_names = {'in_flight', 'dead', 'delayed'}
 local declared
 if #KEYS > 2 then
+  local declared_names = {'in_flight', 'dead', 'delayed'}
   declared = {}
   for i, name in ipairs(declared_names) do
     if KEYS[2 + i] ~= prefix .. name then

@@ -76,7 +76,7 @@ def _part(name: str, source: str, declared: str) -> str:
     key check, which returns the body. A ``rwq:completing`` line takes the set of ids the
     composite completes before this part runs; both parts check the composite's DECLARED keys."""
     lines = [
-        f"local declared_names = {declared}\n" if line.startswith("local declared_names = ") else line
+        f"  local declared_names = {declared}\n" if line.startswith("  local declared_names = ") else line
         for line in strip(source).splitlines(keepends=True)
         if DEFERRED not in line
     ]

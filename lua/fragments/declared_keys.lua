@@ -2,9 +2,9 @@
 -- key the script touches. The next KEYS are the header's DECLARED keys, in that order, then
 -- one triple <P>:item:<id>, <P>:lease:<id>, <P>:leased_by_session:<id> per id whose keys the
 -- call may touch. `declared[id]` is true for those ids; `declared` is nil when the profile is off.
-local declared_names = {names}
 local declared
 if #KEYS > {base} then
+  local declared_names = {names}
   declared = {{}}
   for i, name in ipairs(declared_names) do
     if KEYS[{base} + i] ~= prefix .. name then

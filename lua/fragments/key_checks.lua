@@ -20,8 +20,9 @@ end
 -- Checks the string keys `strings` and the keys of `absent` (alternately a key and its type:
 -- profile keys, which a queue without that profile lacks) by one MGET and one EXISTS: equal
 -- counts mean that every existing key of `strings` holds a string and no key of `absent` exists,
--- and no TYPE is read. Otherwise TYPE tells which keys of `absent` exist, and, if the counts
--- still differ, which key of `strings` holds another type. Returns the MGET values (false:
+-- and no TYPE is read. Otherwise TYPE tells which keys of `absent` exist, in their order until
+-- the counts agree (so the keys likeliest to exist come first), and, if the counts still
+-- differ, which key of `strings` holds another type. Returns the MGET values (false:
 -- missing; nil when no MGET ran) and the first key of another type, or nil. `exists_first`: the
 -- keys are usually all missing (add), so EXISTS comes first, and MGET only when it counts some.
 -- A key of `absent` whose type is known already is not counted again.
@@ -44,6 +45,7 @@ local function check_keys(strings, absent, exists_first)
   end
   if existing ~= found then
     for i = s + 1, n do
+      if existing == found then break end -- the rest are missing
       local key = strings[i]
       types[key] = nil
       for j = 1, #absent, 2 do
