@@ -125,6 +125,9 @@ const (
 	NotHolder Outcome = -1 // owner-checked and the caller does not hold the lease; untouched
 )
 
+// MarshalText gives the outcome's name (String), so that outcomes encode as JSON strings.
+func (o Outcome) MarshalText() ([]byte, error) { return []byte(o.String()), nil }
+
 func (o Outcome) String() string {
 	switch o {
 	case Done:
@@ -139,7 +142,10 @@ func (o Outcome) String() string {
 
 // Counts are the ready, in-flight, delayed and dead counts, read at one instant.
 type Counts struct {
-	Queued, Processing, Delayed, Dead int64
+	Queued     int64 `json:"queued"`
+	Processing int64 `json:"processing"`
+	Delayed    int64 `json:"delayed"`
+	Dead       int64 `json:"dead"`
 }
 
 // CleanReport is what a clean did.
