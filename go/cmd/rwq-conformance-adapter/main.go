@@ -1,6 +1,6 @@
 // Command rwq-conformance-adapter lets the conformance runner drive the Go client: protocol 1 of
-// conformance/PROTOCOL.md, NDJSON requests on stdin, replies on stdout (logs go to stderr). It
-// only maps JSON to rwq calls and back; all client logic lives in the rwq package.
+// conformance/PROTOCOL.md, NDJSON requests on stdin, one reply each on stdout. It only maps JSON
+// to rwq calls and back; all client logic lives in the rwq package.
 package main
 
 import (
@@ -10,11 +10,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"runtime/debug"
 	"slices"
-	"unicode/utf8"
 
 	"github.com/redis/go-redis/v9"
 	rwq "github.com/rwq-protocol/rwq/go"
@@ -22,32 +20,26 @@ import (
 
 var ctx = context.Background()
 
-// jbytes is a bytes value: {"utf8": "..."} or {"base64": "..."}.
+// jbytes is a bytes value: {"utf8": "..."} or {"base64": "..."} in requests, base64 in replies.
 type jbytes []byte
 
 func (b *jbytes) UnmarshalJSON(raw []byte) (err error) {
-	var v map[string]string
-	if err = json.Unmarshal(raw, &v); err != nil || len(v) != 1 {
-		return fmt.Errorf(`not a bytes value ({"utf8": ...} or {"base64": ...}): %s`, raw)
-	}
-	if s, ok := v["utf8"]; ok {
-		*b = []byte(s)
-	} else if s, ok = v["base64"]; ok {
-		*b, err = base64.StdEncoding.Strict().DecodeString(s)
+	var v struct{ UTF8, Base64 *string }
+	if err = json.Unmarshal(raw, &v); err == nil && v.UTF8 != nil {
+		*b = []byte(*v.UTF8)
+	} else if err == nil && v.Base64 != nil {
+		*b, err = base64.StdEncoding.Strict().DecodeString(*v.Base64)
 	} else {
-		err = fmt.Errorf("not a bytes value: %s", raw)
+		err = fmt.Errorf(`not a bytes value ({"utf8": ...} or {"base64": ...}): %s`, raw)
 	}
 	return err
 }
 
 func (b jbytes) MarshalJSON() ([]byte, error) {
-	if utf8.Valid(b) {
-		return json.Marshal(map[string]string{"utf8": string(b)})
-	}
 	return json.Marshal(map[string]string{"base64": base64.StdEncoding.EncodeToString(b)})
 }
 
-// jlease is a lease as results carry it and as the runner passes it back (data ignored).
+// jlease is a lease in results, and as the runner passes it back (data ignored).
 type jlease struct {
 	ID      jbytes `json:"id"`
 	Data    jbytes `json:"data"`
@@ -55,66 +47,37 @@ type jlease struct {
 	Attempt int64  `json:"attempt"`
 }
 
-// params holds every method's parameters; absent ones stay zero and the library judges them.
-type params struct {
-	ID           *jbytes          `json:"id"`
-	Data         jbytes           `json:"data"`
-	Lease        *jlease          `json:"lease"`
-	Items        []params         `json:"items"` // add_many: {id, data}; complete_many, complete_and_lease: {id} or {lease}
-	Leases       []jlease         `json:"leases"`
-	IDs          []jbytes         `json:"ids"`
-	LeaseMs      int64            `json:"lease_ms"`
-	Block        bool             `json:"block"`
-	TimeoutMs    int64            `json:"timeout_ms"`
-	Count        *int             `json:"count"`
-	RequireLease bool             `json:"require_lease"`
-	Chunk        *int             `json:"chunk"`
-	PaceMs       int64            `json:"pace_ms"`
-	DelayMs      *int64           `json:"delay_ms"`
-	Reason       string           `json:"reason"`
-	Dead         bool             `json:"dead"`
-	FallbackMs   int64            `json:"fallback_delay_ms"`
-	Detail       string           `json:"detail"`
-	Refund       bool             `json:"refund_attempt"`
-	Policy       *rwq.RetryPolicy `json:"policy"`
-	Offset       int              `json:"offset"`
-}
+// P is a request's args or a call's params, each member decoded when used.
+type P = map[string]json.RawMessage
 
-func (p params) id() string {
-	if p.ID == nil {
-		return ""
-	}
-	return string(*p.ID)
-}
-
-func (l *jlease) lease() rwq.Lease {
-	if l == nil {
-		return rwq.Lease{}
-	}
-	return rwq.Lease{ID: string(l.ID), Token: l.Token}
-}
-
-// targets are what complete_many and complete_and_lease act on: each item an id or a lease.
-func (p params) targets() (ids []string, leases []rwq.Lease, err error) {
-	for _, it := range p.Items {
-		if (it.ID == nil) == (it.Lease == nil) {
-			return nil, nil, badRequest("each item takes exactly one of id and lease")
+// get decodes member name of p, or gives def when p lacks it; absent params stay zero and the
+// library judges them. A member that does not decode is a bad request.
+func get[T any](p P, name string, def T) T {
+	if raw, ok := p[name]; ok {
+		if err := json.Unmarshal(raw, &def); err != nil {
+			panic(badRequest(name + ": " + err.Error()))
 		}
-		l := rwq.Lease{ID: it.id()}
-		if it.Lease != nil {
-			l = it.Lease.lease()
-		}
-		ids, leases = append(ids, l.ID), append(leases, l)
 	}
-	return ids, leases, nil
+	return def
 }
 
-func or[T any](v *T, def T) T {
-	if v == nil {
-		return def
+func has(p P, name string) bool { _, ok := p[name]; return ok }
+func ms(p P, name string) int64 { return get(p, name, int64(0)) }
+func id(p P) string             { return string(get(p, "id", jbytes{})) }
+func lease(l jlease) rwq.Lease  { return rwq.Lease{ID: string(l.ID), Token: l.Token} }
+func leases(p P) []rwq.Lease    { return conv(get(p, "leases", []jlease{}), lease) }
+func lid(l rwq.Lease) string    { return l.ID }
+func jid(id string) jbytes      { return jbytes(id) }
+
+// target is what complete acts on: its lease, or its id (a lease without a token).
+func target(p P) rwq.Lease {
+	if has(p, "lease") {
+		return lease(get(p, "lease", jlease{}))
 	}
-	return *v
+	return rwq.Lease{ID: id(p)}
 }
+
+func targets(p P) []rwq.Lease { return conv(get(p, "items", []P{}), target) }
 
 func conv[T, R any](in []T, f func(T) R) []R {
 	out := make([]R, len(in))
@@ -126,261 +89,231 @@ func conv[T, R any](in []T, f func(T) R) []R {
 
 // enc turns a library result into its JSON form: ids and payloads as bytes values.
 func enc(v any) any {
+	leaseJSON := func(l rwq.Lease) jlease { return jlease{[]byte(l.ID), l.Data, l.Token, l.Attempt} }
 	dead := func(d rwq.DeadItem) map[string]any {
-		return map[string]any{"id": jbytes(d.ID), "dead_at_ms": d.DeadAtMs, "reason": d.Reason, "attempts": d.Attempts, "detail": d.Detail}
+		return map[string]any{"id": jid(d.ID), "dead_at_ms": d.DeadAtMs, "reason": d.Reason, "attempts": d.Attempts, "detail": d.Detail}
 	}
 	switch v := v.(type) {
 	case *rwq.Lease:
-		if v == nil {
-			return nil
+		if v != nil {
+			return leaseJSON(*v)
 		}
-		return jlease{ID: jbytes(v.ID), Data: v.Data, Token: v.Token, Attempt: v.Attempt}
 	case []rwq.Lease:
-		return conv(v, func(l rwq.Lease) any { return enc(&l) })
+		return conv(v, leaseJSON)
 	case rwq.CleanReport:
-		toBytes := func(id string) jbytes { return jbytes(id) }
-		return map[string]any{"requeued": conv(v.Requeued, toBytes), "dropped": v.Dropped, "dead": conv(v.Dead, toBytes), "promoted": v.Promoted}
+		return map[string]any{"requeued": conv(v.Requeued, jid), "dropped": v.Dropped, "dead": conv(v.Dead, jid), "promoted": v.Promoted}
 	case []rwq.DeadItem: // dead_list: without payloads
-		return conv(v, func(d rwq.DeadItem) any { return dead(d) })
+		return conv(v, dead)
 	case *rwq.DeadItem: // dead_get: with its payload
-		if v == nil {
-			return nil
+		if v != nil {
+			out := dead(*v)
+			out["data"] = jbytes(v.Data)
+			return out
 		}
-		out := dead(*v)
-		out["data"] = jbytes(v.Data)
-		return out
+	default:
+		return v
 	}
-	return v
+	return nil
 }
 
 func res[T any](v T, err error) (any, error) { return enc(v), err }
 
-var names = []string{"add", "add_many", "complete", "complete_and_lease", "complete_many", "counts", "dead_get",
-	"dead_list", "dead_purge", "dead_requeue", "deep_clean", "fail", "get_policy", "lease", "lease_many",
-	"light_clean", "release", "release_many", "renew", "renew_many", "set_policy", "set_policy_if_absent"}
+type Q = rwq.WorkQueue
 
-// call runs one method of PROTOCOL.md on q.
-func call(q rwq.WorkQueue, method string, p params) (any, error) {
-	leases := conv(p.Leases, func(l jlease) rwq.Lease { return l.lease() })
-	switch method {
-	case "add":
-		return res(q.AddDelayed(ctx, p.id(), p.Data, or(p.DelayMs, 0)))
-	case "add_many":
-		return res(q.AddManyDelayed(ctx, conv(p.Items, func(it params) rwq.Item { return rwq.Item{ID: it.id(), Data: it.Data} }), or(p.DelayMs, 0)))
-	case "lease":
-		if p.Block {
-			return res(q.LeaseBlocking(ctx, p.LeaseMs, p.TimeoutMs))
-		} else if p.TimeoutMs != 0 { // the Go API cannot express it (RWQ-LEASE-014)
+// methods maps each method of PROTOCOL.md to its library call.
+var methods = map[string]func(q Q, p P) (any, error){
+	"add": func(q Q, p P) (any, error) {
+		return res(q.AddDelayed(ctx, id(p), get(p, "data", jbytes{}), ms(p, "delay_ms")))
+	},
+	"add_many": func(q Q, p P) (any, error) {
+		item := func(it P) rwq.Item { return rwq.Item{ID: id(it), Data: get(it, "data", jbytes{})} }
+		return res(q.AddManyDelayed(ctx, conv(get(p, "items", []P{}), item), ms(p, "delay_ms")))
+	},
+	"lease": func(q Q, p P) (any, error) {
+		if get(p, "block", false) {
+			return res(q.LeaseBlocking(ctx, ms(p, "lease_ms"), ms(p, "timeout_ms")))
+		} else if ms(p, "timeout_ms") != 0 { // the Go API cannot express it (RWQ-LEASE-014)
 			return nil, &rwq.Error{Code: rwq.CodeInvalidArgument, Message: "timeout_ms needs block"}
 		}
-		return res(q.Lease(ctx, p.LeaseMs))
-	case "lease_many":
-		return res(q.LeaseMany(ctx, or(p.Count, 0), p.LeaseMs))
-	case "renew":
-		return res(q.Renew(ctx, p.Lease.lease(), p.LeaseMs))
-	case "renew_many":
-		return res(q.RenewMany(ctx, leases, p.LeaseMs))
-	case "complete", "complete_many", "complete_and_lease":
-		if method == "complete" {
-			p.Items = []params{{ID: p.ID, Lease: p.Lease}}
+		return res(q.Lease(ctx, ms(p, "lease_ms")))
+	},
+	"lease_many": func(q Q, p P) (any, error) { return res(q.LeaseMany(ctx, get(p, "count", 0), ms(p, "lease_ms"))) },
+	"renew":      func(q Q, p P) (any, error) { return res(q.Renew(ctx, target(p), ms(p, "lease_ms"))) },
+	"renew_many": func(q Q, p P) (any, error) { return res(q.RenewMany(ctx, leases(p), ms(p, "lease_ms"))) },
+	"complete": func(q Q, p P) (any, error) {
+		if get(p, "require_lease", false) {
+			return res(q.CompleteOwned(ctx, target(p)))
 		}
-		ids, owned, err := p.targets()
-		switch {
-		case err != nil:
-			return nil, err
-		case method == "complete" && p.RequireLease:
-			return res(q.CompleteOwned(ctx, owned[0]))
-		case method == "complete":
-			return res(q.Complete(ctx, ids[0]))
-		case method == "complete_many" && p.RequireLease:
-			return res(q.CompleteManyOwned(ctx, owned))
-		case method == "complete_many":
-			return res(q.CompleteMany(ctx, ids))
+		return res(q.Complete(ctx, target(p).ID))
+	},
+	"complete_many": func(q Q, p P) (any, error) {
+		if get(p, "require_lease", false) {
+			return res(q.CompleteManyOwned(ctx, targets(p)))
 		}
+		return res(q.CompleteMany(ctx, conv(targets(p), lid)))
+	},
+	"complete_and_lease": func(q Q, p P) (any, error) {
 		var out []rwq.Outcome
 		var next []rwq.Lease
-		if p.RequireLease {
-			out, next, err = q.CompleteOwnedAndLeaseMany(ctx, owned, or(p.Count, 1), p.LeaseMs)
+		var err error
+		if get(p, "require_lease", false) {
+			out, next, err = q.CompleteOwnedAndLeaseMany(ctx, targets(p), get(p, "count", 1), ms(p, "lease_ms"))
 		} else {
-			out, next, err = q.CompleteAndLeaseMany(ctx, ids, or(p.Count, 1), p.LeaseMs)
+			out, next, err = q.CompleteAndLeaseMany(ctx, conv(targets(p), lid), get(p, "count", 1), ms(p, "lease_ms"))
 		}
 		return map[string]any{"outcomes": out, "leases": enc(next)}, err
-	case "release":
-		return res(q.ReleaseWith(ctx, p.Lease.lease(), rwq.ReleaseOptions{DelayMs: or(p.DelayMs, 0), RefundAttempt: p.Refund}))
-	case "release_many":
-		return res(q.ReleaseManyWith(ctx, leases, rwq.ReleaseOptions{DelayMs: or(p.DelayMs, 0), RefundAttempt: p.Refund}))
-	case "counts":
-		return res(q.Counts(ctx))
-	case "light_clean":
-		return res(q.LightCleanPaced(ctx, or(p.Chunk, rwq.DefaultLightCleanChunk), p.PaceMs))
-	case "deep_clean":
-		return res(q.DeepClean(ctx, or(p.Chunk, rwq.DefaultDeepCleanChunk)))
-	case "fail":
-		opts := rwq.FailOptions{Dead: p.Dead, DelayMs: p.DelayMs, FallbackDelayMs: p.FallbackMs, Detail: p.Detail}
-		return res(q.FailWith(ctx, p.Lease.lease(), p.Reason, opts))
-	case "set_policy":
-		return struct{}{}, q.SetRetryPolicy(ctx, p.Policy)
-	case "set_policy_if_absent":
-		return res(q.SetRetryPolicyIfAbsent(ctx, p.Policy))
-	case "get_policy":
-		return res(q.RetryPolicy(ctx))
-	case "dead_list":
-		return res(q.DeadItems(ctx, p.Offset, or(p.Count, 100)))
-	case "dead_get":
-		return res(q.DeadItem(ctx, p.id()))
-	case "dead_requeue":
-		return res(q.RequeueDead(ctx, conv(p.IDs, func(b jbytes) string { return string(b) })))
-	case "dead_purge":
-		return res(q.PurgeDead(ctx, conv(p.IDs, func(b jbytes) string { return string(b) })))
-	}
-	return nil, unsupported(method)
+	},
+	"release": func(q Q, p P) (any, error) { return res(q.ReleaseWith(ctx, target(p), releaseOptions(p))) },
+	"release_many": func(q Q, p P) (any, error) {
+		return res(q.ReleaseManyWith(ctx, leases(p), releaseOptions(p)))
+	},
+	"counts": func(q Q, p P) (any, error) { return res(q.Counts(ctx)) },
+	"light_clean": func(q Q, p P) (any, error) {
+		return res(q.LightCleanPaced(ctx, get(p, "chunk", rwq.DefaultLightCleanChunk), ms(p, "pace_ms")))
+	},
+	"deep_clean": func(q Q, p P) (any, error) { return res(q.DeepClean(ctx, get(p, "chunk", rwq.DefaultDeepCleanChunk))) },
+	"fail": func(q Q, p P) (any, error) {
+		opts := rwq.FailOptions{Dead: get(p, "dead", false), DelayMs: get(p, "delay_ms", (*int64)(nil)),
+			FallbackDelayMs: ms(p, "fallback_delay_ms"), Detail: get(p, "detail", "")}
+		return res(q.FailWith(ctx, target(p), get(p, "reason", ""), opts))
+	},
+	"set_policy":           func(q Q, p P) (any, error) { return struct{}{}, q.SetRetryPolicy(ctx, policy(p)) },
+	"set_policy_if_absent": func(q Q, p P) (any, error) { return res(q.SetRetryPolicyIfAbsent(ctx, policy(p))) },
+	"get_policy":           func(q Q, p P) (any, error) { return res(q.RetryPolicy(ctx)) },
+	"dead_list":            func(q Q, p P) (any, error) { return res(q.DeadItems(ctx, get(p, "offset", 0), get(p, "count", 100))) },
+	"dead_get":             func(q Q, p P) (any, error) { return res(q.DeadItem(ctx, id(p))) },
+	"dead_requeue":         func(q Q, p P) (any, error) { return res(q.RequeueDead(ctx, ids(p))) },
+	"dead_purge":           func(q Q, p P) (any, error) { return res(q.PurgeDead(ctx, ids(p))) },
 }
 
-// badRequest is a request the adapter cannot understand (kind "protocol"); unsupported, a method
-// it does not offer.
-type badRequest string
+func releaseOptions(p P) rwq.ReleaseOptions {
+	return rwq.ReleaseOptions{DelayMs: ms(p, "delay_ms"), RefundAttempt: get(p, "refund_attempt", false)}
+}
+func policy(p P) *rwq.RetryPolicy { return get(p, "policy", (*rwq.RetryPolicy)(nil)) }
+func ids(p P) []string {
+	return conv(get(p, "ids", []jbytes{}), func(b jbytes) string { return string(b) })
+}
+
+type badRequest string // a request the adapter cannot understand (kind "protocol")
 type unsupported string
 
 func (e badRequest) Error() string  { return string(e) }
-func (e unsupported) Error() string { return "no method " + string(e) }
+func (e unsupported) Error() string { return string(e) }
 
 type session struct {
 	client redis.UniversalClient
-	queue  rwq.WorkQueue
+	queue  Q
 }
 
-type adapter struct {
-	redisURL string
-	cluster  bool // redisURL is one node of a Redis Cluster: sessions open cluster clients
-	sessions map[string]session
-	done     bool
+var (
+	redisURL = os.Getenv("RWQ_REDIS_URL")
+	cluster  = os.Getenv("RWQ_REDIS_CLUSTER") == "1" // redisURL is one node of a Redis Cluster
+	sessions = map[string]session{}
+)
+
+func closeSession(name string) {
+	if s, ok := sessions[name]; ok {
+		s.client.Close()
+		delete(sessions, name)
+	}
 }
 
-func (a *adapter) hello(h struct {
-	Protocols []int
-	Redis     struct {
-		URL     string
-		Cluster *bool
-	}
-}) (any, error) {
-	if !slices.Contains(h.Protocols, 1) {
-		return nil, badRequest("this adapter speaks protocol 1 only")
-	}
-	if h.Redis.URL != "" {
-		a.redisURL = h.Redis.URL
-	}
-	a.cluster = or(h.Redis.Cluster, a.cluster)
-	return map[string]any{"protocol": 1, "implementation": map[string]string{"name": "rwq-go", "language": "go", "version": rwq.Version},
-		"profiles": []string{"core", "retry", "delay", "ack", "flat", "sharded", "legacy-lease", "declared-keys"},
-		"methods":  names, "scripts": rwq.ScriptSHA1s(), "capabilities": map[string]bool{"cluster": true}}, nil
-}
-
-func (a *adapter) open(o struct {
-	Session, Queue string
-	ClientName     string `json:"client_name"`
-	Options        struct {
-		LegacyLeaseKey bool   `json:"legacy_lease_key"`
-		FlatInFlight   bool   `json:"flat_in_flight"`
-		WaitReplicas   *int   `json:"wait_replicas"`
-		WaitTimeoutMs  *int64 `json:"wait_timeout_ms"`
-		Shards         *int   `json:"shards"` // profile sharded: queue is the logical name P
-		DeclaredKeys   bool   `json:"declared_keys"`
-	}
-}) (any, error) {
-	a.close(o.Session)
-	ropts, err := rwq.ParseRedisURL(a.redisURL) // with MaxRetries -1 (RWQ-FAIL-004)
+func open(a P) (any, error) {
+	o, name := get(a, "options", P{}), get(a, "session", "")
+	closeSession(name)
+	ropts, err := rwq.ParseRedisURL(redisURL) // with MaxRetries -1 (RWQ-FAIL-004)
 	if err != nil {
 		return nil, badRequest(err.Error())
 	}
-	ropts.ClientName, ropts.IsClusterMode = o.ClientName, a.cluster // CLIENT SETNAME on every connection
+	ropts.ClientName, ropts.IsClusterMode = get(a, "client_name", ""), cluster // CLIENT SETNAME on every connection
 	client := redis.NewUniversalClient(ropts)
-	w := o.Options
-	qopts := &rwq.Options{LegacyLeaseKey: w.LegacyLeaseKey, FlatInFlight: w.FlatInFlight, DeclaredKeys: w.DeclaredKeys}
-	if w.WaitReplicas != nil || w.WaitTimeoutMs != nil {
-		qopts.Ack = &rwq.Ack{Replicas: or(w.WaitReplicas, 0), TimeoutMs: or(w.WaitTimeoutMs, 1000)}
+	qopts := &rwq.Options{LegacyLeaseKey: get(o, "legacy_lease_key", false), FlatInFlight: get(o, "flat_in_flight", false),
+		DeclaredKeys: get(o, "declared_keys", false)}
+	if has(o, "wait_replicas") || has(o, "wait_timeout_ms") {
+		qopts.Ack = &rwq.Ack{Replicas: get(o, "wait_replicas", 0), TimeoutMs: get(o, "wait_timeout_ms", int64(1000))}
 	}
-	var q rwq.WorkQueue
-	if w.Shards != nil {
-		q, err = rwq.NewSharded(client, o.Queue, *w.Shards, qopts)
+	var q Q
+	if has(o, "shards") { // profile sharded: queue is the logical name P
+		q, err = rwq.NewSharded(client, get(a, "queue", ""), get(o, "shards", 0), qopts)
 	} else {
-		q, err = rwq.New(client, o.Queue, qopts)
+		q, err = rwq.New(client, get(a, "queue", ""), qopts)
 	}
 	if err != nil {
 		client.Close()
 		return nil, err
 	}
-	a.sessions[o.Session] = session{client, q}
+	sessions[name] = session{client, q}
 	return struct{}{}, nil
 }
 
-func (a *adapter) call(c struct {
-	Session, Method string
-	Params          params
-}) (any, error) {
-	if s, ok := a.sessions[c.Session]; ok {
-		return call(s.queue, c.Method, c.Params)
-	}
-	return nil, badRequest("unknown session " + c.Session)
-}
-
-func (a *adapter) close(name string) {
-	if s, ok := a.sessions[name]; ok {
-		s.client.Close()
-		delete(a.sessions, name)
-	}
-}
-
-// with decodes a request's args into fn's argument and calls it.
-func with[T any](op string, args json.RawMessage, fn func(T) (any, error)) (any, error) {
-	var v T
-	if err := json.Unmarshal(args, &v); err != nil {
-		return nil, badRequest(op + ": " + err.Error())
-	}
-	return fn(v)
-}
-
-func (a *adapter) dispatch(op string, args json.RawMessage) (any, error) {
+func dispatch(op string, a P) (any, error) {
 	switch op {
 	case "hello":
-		return with(op, args, a.hello)
-	case "open":
-		return with(op, args, a.open)
-	case "call":
-		return with(op, args, a.call)
-	case "close":
-		return with(op, args, func(c struct{ Session string }) (any, error) { a.close(c.Session); return struct{}{}, nil })
-	case "reset", "shutdown":
-		for name := range a.sessions {
-			a.close(name)
+		if !slices.Contains(get(a, "protocols", []int{}), 1) {
+			return nil, badRequest("this adapter speaks protocol 1 only")
 		}
-		a.done = op == "shutdown"
-		return struct{}{}, nil
+		r := get(a, "redis", struct {
+			URL     string
+			Cluster bool
+		}{redisURL, cluster})
+		redisURL, cluster = r.URL, r.Cluster
+		names := make([]string, 0, len(methods))
+		for name := range methods {
+			names = append(names, name)
+		}
+		slices.Sort(names)
+		return map[string]any{"protocol": 1, "implementation": map[string]string{"name": "rwq-go", "language": "go", "version": rwq.Version},
+			"profiles": []string{"core", "retry", "delay", "ack", "flat", "sharded", "legacy-lease", "declared-keys"},
+			"methods":  names, "scripts": rwq.ScriptSHA1s(), "capabilities": map[string]bool{"cluster": true}}, nil
+	case "open":
+		return open(a)
+	case "call":
+		s, ok := sessions[get(a, "session", "")]
+		m, known := methods[get(a, "method", "")]
+		if !ok {
+			return nil, badRequest("unknown session")
+		} else if !known {
+			return nil, unsupported("no method " + get(a, "method", ""))
+		}
+		return m(s.queue, get(a, "params", P{}))
+	case "close":
+		closeSession(get(a, "session", ""))
+	case "reset", "shutdown":
+		for name := range sessions {
+			closeSession(name)
+		}
+	default:
+		return nil, badRequest("unknown op " + op)
 	}
-	return nil, badRequest("unknown op " + op)
+	return struct{}{}, nil
 }
 
 // handle answers one request line with one reply object.
-func (a *adapter) handle(line []byte) (reply map[string]any) {
+func handle(line []byte) (op string, reply map[string]any) {
 	var r struct {
-		ID   *int64 `json:"id"`
-		Op   string `json:"op"`
-		Args json.RawMessage
+		ID   *int64
+		Op   string
+		Args P
 	}
 	reply = map[string]any{"v": 1, "id": 0}
 	defer func() {
 		if p := recover(); p != nil {
 			reply["err"] = map[string]any{"kind": "internal", "code": "INTERNAL", "message": fmt.Sprint("panic: ", p),
 				"detail": map[string]string{"traceback": string(debug.Stack())}}
+			if bad, ok := p.(badRequest); ok { // a member that did not decode
+				reply["err"] = map[string]string{"kind": "protocol", "code": "BAD_REQUEST", "message": string(bad)}
+			}
 		}
 	}()
 	err := json.Unmarshal(line, &r)
-	if err == nil && r.ID == nil {
+	if r.ID != nil {
+		reply["id"] = *r.ID
+	} else if err == nil {
 		err = badRequest("request without id")
 	}
-	reply["id"] = or(r.ID, 0)
 	var result any
 	if err == nil {
-		result, err = a.dispatch(r.Op, r.Args)
+		result, err = dispatch(r.Op, r.Args)
 	}
 	var rerr *rwq.Error
 	var unsup unsupported
@@ -391,33 +324,29 @@ func (a *adapter) handle(line []byte) (reply map[string]any) {
 		reply["err"] = map[string]string{"kind": "domain", "code": string(rerr.Code), "message": err.Error()}
 	case errors.As(err, &unsup):
 		reply["err"] = map[string]string{"kind": "unsupported", "code": "UNSUPPORTED", "message": err.Error()}
-	default: // badRequest, and JSON that does not fit the request
+	default: // badRequest, and JSON that is no request
 		reply["err"] = map[string]string{"kind": "protocol", "code": "BAD_REQUEST", "message": err.Error()}
 	}
-	return reply
+	return r.Op, reply
 }
 
 func main() {
-	a := &adapter{redisURL: os.Getenv("RWQ_REDIS_URL"), cluster: os.Getenv("RWQ_REDIS_CLUSTER") == "1", sessions: map[string]session{}}
-	in, out := bufio.NewReaderSize(os.Stdin, 1<<20), bufio.NewWriter(os.Stdout)
-	for !a.done {
-		line, err := in.ReadBytes('\n')
-		if len(line) > 0 {
-			resp, merr := json.Marshal(a.handle(line))
-			if merr != nil {
-				resp = []byte(`{"v":1,"id":0,"err":{"kind":"internal","code":"INTERNAL","message":"unencodable reply"}}`)
-			}
-			out.Write(append(resp, '\n'))
-			out.Flush()
+	in, out := bufio.NewScanner(os.Stdin), bufio.NewWriter(os.Stdout)
+	in.Buffer(make([]byte, 1<<20), 17<<20) // requests of up to 16 MiB
+	for in.Scan() {
+		op, reply := handle(in.Bytes())
+		line, err := json.Marshal(reply)
+		if err != nil {
+			line = []byte(`{"v":1,"id":0,"err":{"kind":"internal","code":"INTERNAL","message":"unencodable reply"}}`)
 		}
-		if err == io.EOF {
-			break
-		} else if err != nil {
-			fmt.Fprintln(os.Stderr, "rwq-conformance-adapter: reading stdin:", err)
-			os.Exit(1)
+		out.Write(append(line, '\n'))
+		out.Flush()
+		if op == "shutdown" {
+			return
 		}
 	}
-	for name := range a.sessions {
-		a.close(name)
+	if err := in.Err(); err != nil {
+		fmt.Fprintln(os.Stderr, "rwq-conformance-adapter: reading stdin:", err)
+		os.Exit(1)
 	}
 }
