@@ -94,15 +94,16 @@ type FailResult struct {
 	DelayMs int64       `json:"delay_ms"`
 }
 
-// DeadItem is a dead-lettered item; Data is only filled in by DeadItem. Detail is what the
-// failure kept apart from its reason (a traceback, say), or "" (RWQ-RETRY-018).
+// DeadItem is a dead-lettered item. Data is nil from DeadItems, which reads no payloads, and
+// never nil from DeadItem. Detail is what the failure kept apart from its reason (a traceback,
+// say), or "" (RWQ-RETRY-018).
 type DeadItem struct {
-	ID       string
-	DeadAtMs int64
-	Reason   string
-	Attempts int64
-	Data     []byte
-	Detail   string
+	ID       string `json:"id"`
+	DeadAtMs int64  `json:"dead_at_ms"`
+	Reason   string `json:"reason"`
+	Attempts int64  `json:"attempts"`
+	Data     []byte `json:"data,omitempty"`
+	Detail   string `json:"detail"`
 }
 
 // SetRetryPolicy stores the queue's retry policy, replacing any previous one; nil removes it,
@@ -319,7 +320,7 @@ func deadItem(raw any) (DeadItem, error) {
 	}
 	item := DeadItem{ID: toStr(e[0]), DeadAtMs: toInt(e[1]), Reason: info.Reason, Attempts: int64(info.Attempts), Detail: info.Detail}
 	if len(e) > 3 {
-		item.Data = []byte(toStr(e[3]))
+		item.Data = append([]byte{}, toStr(e[3])...) // never nil, even when empty
 	}
 	return item, nil
 }

@@ -11,8 +11,10 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"reflect"
 	"runtime/debug"
 	"slices"
+	"strings"
 
 	"github.com/redis/go-redis/v9"
 	rwq "github.com/rwq-protocol/rwq/go"
@@ -39,18 +41,10 @@ func (b jbytes) MarshalJSON() ([]byte, error) {
 	return json.Marshal(map[string]string{"base64": base64.StdEncoding.EncodeToString(b)})
 }
 
-// jlease is a lease in results, and as the runner passes it back (data ignored).
-type jlease struct {
-	ID      jbytes `json:"id"`
-	Data    jbytes `json:"data"`
-	Token   string `json:"token"`
-	Attempt int64  `json:"attempt"`
-}
-
-// P is a request's args or a call's params, each member decoded when used.
+// P is a request's args or a call's params (or a lease, an item in them), decoded as used.
 type P = map[string]json.RawMessage
 
-// get decodes member name of p, or gives def when p lacks it; absent params stay zero and the
+// get decodes member name of p, or gives def when p lacks it: absent params stay zero and the
 // library judges them. A member that does not decode is a bad request.
 func get[T any](p P, name string, def T) T {
 	if raw, ok := p[name]; ok {
@@ -64,20 +58,16 @@ func get[T any](p P, name string, def T) T {
 func has(p P, name string) bool { _, ok := p[name]; return ok }
 func ms(p P, name string) int64 { return get(p, name, int64(0)) }
 func id(p P) string             { return string(get(p, "id", jbytes{})) }
-func lease(l jlease) rwq.Lease  { return rwq.Lease{ID: string(l.ID), Token: l.Token} }
-func leases(p P) []rwq.Lease    { return conv(get(p, "leases", []jlease{}), lease) }
-func lid(l rwq.Lease) string    { return l.ID }
-func jid(id string) jbytes      { return jbytes(id) }
 
-// target is what complete acts on: its lease, or its id (a lease without a token).
-func target(p P) rwq.Lease {
-	if has(p, "lease") {
-		return lease(get(p, "lease", jlease{}))
-	}
-	return rwq.Lease{ID: id(p)}
+// lease is a lease the runner passes back ({id, token}); target, a lease or an id (no token).
+func lease(p P) rwq.Lease             { return rwq.Lease{ID: id(p), Token: get(p, "token", "")} }
+func target(p P) rwq.Lease            { return lease(get(p, "lease", P{"id": p["id"]})) }
+func leases(p P) []rwq.Lease          { return conv(get(p, "leases", []P{}), lease) }
+func targets(p P) []rwq.Lease         { return conv(get(p, "items", []P{}), target) }
+func ids(leases []rwq.Lease) []string { return conv(leases, func(l rwq.Lease) string { return l.ID }) }
+func idList(p P) []string {
+	return conv(get(p, "ids", []jbytes{}), func(b jbytes) string { return string(b) })
 }
-
-func targets(p P) []rwq.Lease { return conv(get(p, "items", []P{}), target) }
 
 func conv[T, R any](in []T, f func(T) R) []R {
 	out := make([]R, len(in))
@@ -87,36 +77,46 @@ func conv[T, R any](in []T, f func(T) R) []R {
 	return out
 }
 
-// enc turns a library result into its JSON form: ids and payloads as bytes values.
-func enc(v any) any {
-	leaseJSON := func(l rwq.Lease) jlease { return jlease{[]byte(l.ID), l.Data, l.Token, l.Attempt} }
-	dead := func(d rwq.DeadItem) map[string]any {
-		return map[string]any{"id": jid(d.ID), "dead_at_ms": d.DeadAtMs, "reason": d.Reason, "attempts": d.Attempts, "detail": d.Detail}
-	}
-	switch v := v.(type) {
-	case *rwq.Lease:
-		if v != nil {
-			return leaseJSON(*v)
+// enc gives a library result its JSON form: structs by their json tags, ids (fields "id", and
+// string slices) and payloads as bytes values.
+func enc(v reflect.Value) any {
+	switch {
+	case v.Kind() == reflect.Pointer && v.IsNil():
+		return nil
+	case v.Kind() == reflect.Pointer:
+		return enc(v.Elem())
+	case v.Kind() == reflect.String:
+		return jbytes(v.String())
+	case v.Type() == reflect.TypeOf([]byte{}):
+		return jbytes(v.Bytes())
+	case v.Kind() == reflect.Slice:
+		out := make([]any, v.Len())
+		for i := range out {
+			out[i] = enc(v.Index(i))
 		}
-	case []rwq.Lease:
-		return conv(v, leaseJSON)
-	case rwq.CleanReport:
-		return map[string]any{"requeued": conv(v.Requeued, jid), "dropped": v.Dropped, "dead": conv(v.Dead, jid), "promoted": v.Promoted}
-	case []rwq.DeadItem: // dead_list: without payloads
-		return conv(v, dead)
-	case *rwq.DeadItem: // dead_get: with its payload
-		if v != nil {
-			out := dead(*v)
-			out["data"] = jbytes(v.Data)
-			return out
+		return out
+	case v.Kind() == reflect.Struct:
+		out := map[string]any{}
+		for i := 0; i < v.NumField(); i++ {
+			name, omit, _ := strings.Cut(v.Type().Field(i).Tag.Get("json"), ",")
+			switch f := v.Field(i); {
+			case omit == "omitempty" && f.IsZero(): // dead_list's payloads
+			case f.Kind() == reflect.String && name != "id":
+				out[name] = f.Interface()
+			default:
+				out[name] = enc(f)
+			}
 		}
-	default:
-		return v
+		return out
 	}
-	return nil
+	return v.Interface()
 }
 
-func res[T any](v T, err error) (any, error) { return enc(v), err }
+func res[T any](v T, err error) (any, error) { return enc(reflect.ValueOf(&v).Elem()), err }
+
+func completeAndLease(out []rwq.Outcome, next []rwq.Lease, err error) (any, error) {
+	return map[string]any{"outcomes": out, "leases": enc(reflect.ValueOf(next))}, err
+}
 
 type Q = rwq.WorkQueue
 
@@ -150,24 +150,17 @@ var methods = map[string]func(q Q, p P) (any, error){
 		if get(p, "require_lease", false) {
 			return res(q.CompleteManyOwned(ctx, targets(p)))
 		}
-		return res(q.CompleteMany(ctx, conv(targets(p), lid)))
+		return res(q.CompleteMany(ctx, ids(targets(p))))
 	},
 	"complete_and_lease": func(q Q, p P) (any, error) {
-		var out []rwq.Outcome
-		var next []rwq.Lease
-		var err error
 		if get(p, "require_lease", false) {
-			out, next, err = q.CompleteOwnedAndLeaseMany(ctx, targets(p), get(p, "count", 1), ms(p, "lease_ms"))
-		} else {
-			out, next, err = q.CompleteAndLeaseMany(ctx, conv(targets(p), lid), get(p, "count", 1), ms(p, "lease_ms"))
+			return completeAndLease(q.CompleteOwnedAndLeaseMany(ctx, targets(p), get(p, "count", 1), ms(p, "lease_ms")))
 		}
-		return map[string]any{"outcomes": out, "leases": enc(next)}, err
+		return completeAndLease(q.CompleteAndLeaseMany(ctx, ids(targets(p)), get(p, "count", 1), ms(p, "lease_ms")))
 	},
-	"release": func(q Q, p P) (any, error) { return res(q.ReleaseWith(ctx, target(p), releaseOptions(p))) },
-	"release_many": func(q Q, p P) (any, error) {
-		return res(q.ReleaseManyWith(ctx, leases(p), releaseOptions(p)))
-	},
-	"counts": func(q Q, p P) (any, error) { return res(q.Counts(ctx)) },
+	"release":      func(q Q, p P) (any, error) { return res(q.ReleaseWith(ctx, target(p), release(p))) },
+	"release_many": func(q Q, p P) (any, error) { return res(q.ReleaseManyWith(ctx, leases(p), release(p))) },
+	"counts":       func(q Q, p P) (any, error) { return res(q.Counts(ctx)) },
 	"light_clean": func(q Q, p P) (any, error) {
 		return res(q.LightCleanPaced(ctx, get(p, "chunk", rwq.DefaultLightCleanChunk), ms(p, "pace_ms")))
 	},
@@ -182,40 +175,34 @@ var methods = map[string]func(q Q, p P) (any, error){
 	"get_policy":           func(q Q, p P) (any, error) { return res(q.RetryPolicy(ctx)) },
 	"dead_list":            func(q Q, p P) (any, error) { return res(q.DeadItems(ctx, get(p, "offset", 0), get(p, "count", 100))) },
 	"dead_get":             func(q Q, p P) (any, error) { return res(q.DeadItem(ctx, id(p))) },
-	"dead_requeue":         func(q Q, p P) (any, error) { return res(q.RequeueDead(ctx, ids(p))) },
-	"dead_purge":           func(q Q, p P) (any, error) { return res(q.PurgeDead(ctx, ids(p))) },
+	"dead_requeue":         func(q Q, p P) (any, error) { return res(q.RequeueDead(ctx, idList(p))) },
+	"dead_purge":           func(q Q, p P) (any, error) { return res(q.PurgeDead(ctx, idList(p))) },
 }
 
-func releaseOptions(p P) rwq.ReleaseOptions {
+func release(p P) rwq.ReleaseOptions {
 	return rwq.ReleaseOptions{DelayMs: ms(p, "delay_ms"), RefundAttempt: get(p, "refund_attempt", false)}
 }
 func policy(p P) *rwq.RetryPolicy { return get(p, "policy", (*rwq.RetryPolicy)(nil)) }
-func ids(p P) []string {
-	return conv(get(p, "ids", []jbytes{}), func(b jbytes) string { return string(b) })
-}
 
-type badRequest string // a request the adapter cannot understand (kind "protocol")
-type unsupported string
+// failure is an error reply other than the library's: the adapter panics with it, and handle
+// replies with it. Kind protocol: a request not understood; unsupported; internal: a bug.
+type failure struct{ Kind, Code, Message string }
 
-func (e badRequest) Error() string  { return string(e) }
-func (e unsupported) Error() string { return string(e) }
-
-type session struct {
-	client redis.UniversalClient
-	queue  Q
-}
+func badRequest(msg string) failure { return failure{"protocol", "BAD_REQUEST", msg} }
 
 var (
 	redisURL = os.Getenv("RWQ_REDIS_URL")
 	cluster  = os.Getenv("RWQ_REDIS_CLUSTER") == "1" // redisURL is one node of a Redis Cluster
-	sessions = map[string]session{}
+	queues   = map[string]Q{}                        // by session
+	clients  = map[string]redis.UniversalClient{}
 )
 
 func closeSession(name string) {
-	if s, ok := sessions[name]; ok {
-		s.client.Close()
-		delete(sessions, name)
+	if c := clients[name]; c != nil {
+		c.Close()
 	}
+	delete(queues, name)
+	delete(clients, name)
 }
 
 func open(a P) (any, error) {
@@ -223,15 +210,13 @@ func open(a P) (any, error) {
 	closeSession(name)
 	ropts, err := rwq.ParseRedisURL(redisURL) // with MaxRetries -1 (RWQ-FAIL-004)
 	if err != nil {
-		return nil, badRequest(err.Error())
+		panic(badRequest(err.Error()))
 	}
 	ropts.ClientName, ropts.IsClusterMode = get(a, "client_name", ""), cluster // CLIENT SETNAME on every connection
 	client := redis.NewUniversalClient(ropts)
 	qopts := &rwq.Options{LegacyLeaseKey: get(o, "legacy_lease_key", false), FlatInFlight: get(o, "flat_in_flight", false),
-		DeclaredKeys: get(o, "declared_keys", false)}
-	if has(o, "wait_replicas") || has(o, "wait_timeout_ms") {
-		qopts.Ack = &rwq.Ack{Replicas: get(o, "wait_replicas", 0), TimeoutMs: get(o, "wait_timeout_ms", int64(1000))}
-	}
+		DeclaredKeys: get(o, "declared_keys", false), // profile ack: 0 replicas (the default) waits for none
+		Ack:          &rwq.Ack{Replicas: get(o, "wait_replicas", 0), TimeoutMs: get(o, "wait_timeout_ms", int64(1000))}}
 	var q Q
 	if has(o, "shards") { // profile sharded: queue is the logical name P
 		q, err = rwq.NewSharded(client, get(a, "queue", ""), get(o, "shards", 0), qopts)
@@ -242,7 +227,7 @@ func open(a P) (any, error) {
 		client.Close()
 		return nil, err
 	}
-	sessions[name] = session{client, q}
+	queues[name], clients[name] = q, client
 	return struct{}{}, nil
 }
 
@@ -250,13 +235,10 @@ func dispatch(op string, a P) (any, error) {
 	switch op {
 	case "hello":
 		if !slices.Contains(get(a, "protocols", []int{}), 1) {
-			return nil, badRequest("this adapter speaks protocol 1 only")
+			panic(badRequest("this adapter speaks protocol 1 only"))
 		}
-		r := get(a, "redis", struct {
-			URL     string
-			Cluster bool
-		}{redisURL, cluster})
-		redisURL, cluster = r.URL, r.Cluster
+		r := get(a, "redis", P{})
+		redisURL, cluster = get(r, "url", redisURL), get(r, "cluster", cluster)
 		names := make([]string, 0, len(methods))
 		for name := range methods {
 			names = append(names, name)
@@ -268,22 +250,20 @@ func dispatch(op string, a P) (any, error) {
 	case "open":
 		return open(a)
 	case "call":
-		s, ok := sessions[get(a, "session", "")]
-		m, known := methods[get(a, "method", "")]
-		if !ok {
-			return nil, badRequest("unknown session")
-		} else if !known {
-			return nil, unsupported("no method " + get(a, "method", ""))
+		if q := queues[get(a, "session", "")]; q == nil {
+			panic(badRequest("unknown session"))
+		} else if m := methods[get(a, "method", "")]; m != nil {
+			return m(q, get(a, "params", P{}))
 		}
-		return m(s.queue, get(a, "params", P{}))
+		panic(failure{"unsupported", "UNSUPPORTED", "no method " + get(a, "method", "")})
 	case "close":
 		closeSession(get(a, "session", ""))
 	case "reset", "shutdown":
-		for name := range sessions {
+		for name := range clients {
 			closeSession(name)
 		}
 	default:
-		return nil, badRequest("unknown op " + op)
+		panic(badRequest("unknown op " + op))
 	}
 	return struct{}{}, nil
 }
@@ -297,35 +277,31 @@ func handle(line []byte) (op string, reply map[string]any) {
 	}
 	reply = map[string]any{"v": 1, "id": 0}
 	defer func() {
-		if p := recover(); p != nil {
-			reply["err"] = map[string]any{"kind": "internal", "code": "INTERNAL", "message": fmt.Sprint("panic: ", p),
-				"detail": map[string]string{"traceback": string(debug.Stack())}}
-			if bad, ok := p.(badRequest); ok { // a member that did not decode
-				reply["err"] = map[string]string{"kind": "protocol", "code": "BAD_REQUEST", "message": string(bad)}
+		if p := recover(); p != nil { // a failure, or a bug: internal, with its stack
+			f, ok := p.(failure)
+			if !ok {
+				f = failure{"internal", "INTERNAL", fmt.Sprint("panic: ", p)}
+			}
+			reply["err"] = map[string]any{"kind": f.Kind, "code": f.Code, "message": f.Message}
+			if !ok {
+				reply["err"].(map[string]any)["detail"] = map[string]string{"traceback": string(debug.Stack())}
 			}
 		}
 	}()
 	err := json.Unmarshal(line, &r)
 	if r.ID != nil {
 		reply["id"] = *r.ID
-	} else if err == nil {
-		err = badRequest("request without id")
 	}
-	var result any
-	if err == nil {
-		result, err = dispatch(r.Op, r.Args)
+	if err != nil || r.ID == nil {
+		panic(badRequest(fmt.Sprint("not a request with an id: ", err)))
 	}
-	var rerr *rwq.Error
-	var unsup unsupported
-	switch {
-	case err == nil:
+	var domain *rwq.Error // every error the library returns is one
+	if result, err := dispatch(r.Op, r.Args); err == nil {
 		reply["ok"] = result
-	case errors.As(err, &rerr):
-		reply["err"] = map[string]string{"kind": "domain", "code": string(rerr.Code), "message": err.Error()}
-	case errors.As(err, &unsup):
-		reply["err"] = map[string]string{"kind": "unsupported", "code": "UNSUPPORTED", "message": err.Error()}
-	default: // badRequest, and JSON that is no request
-		reply["err"] = map[string]string{"kind": "protocol", "code": "BAD_REQUEST", "message": err.Error()}
+	} else if errors.As(err, &domain) {
+		reply["err"] = map[string]string{"kind": "domain", "code": string(domain.Code), "message": err.Error()}
+	} else {
+		panic(err)
 	}
 	return r.Op, reply
 }
@@ -335,13 +311,10 @@ func main() {
 	in.Buffer(make([]byte, 1<<20), 17<<20) // requests of up to 16 MiB
 	for in.Scan() {
 		op, reply := handle(in.Bytes())
-		line, err := json.Marshal(reply)
-		if err != nil {
-			line = []byte(`{"v":1,"id":0,"err":{"kind":"internal","code":"INTERNAL","message":"unencodable reply"}}`)
+		if json.NewEncoder(out).Encode(reply) != nil { // one line, or nothing written
+			out.WriteString(`{"v":1,"id":0,"err":{"kind":"internal","code":"INTERNAL","message":"unencodable reply"}}` + "\n")
 		}
-		out.Write(append(line, '\n'))
-		out.Flush()
-		if op == "shutdown" {
+		if out.Flush(); op == "shutdown" {
 			return
 		}
 	}
