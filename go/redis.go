@@ -1,6 +1,11 @@
 package rwq
 
-import "github.com/redis/go-redis/v9"
+import (
+	"errors"
+	"net/url"
+
+	"github.com/redis/go-redis/v9"
+)
 
 // ParseRedisURL turns a redis:// or rediss:// URL (as redis.ParseURL reads it: user, password,
 // database, TLS, and go-redis's query options such as dial_timeout or pool_size) into options
@@ -10,9 +15,13 @@ import "github.com/redis/go-redis/v9"
 // MasterName (and Addrs: the sentinels) for Sentinel.
 //
 // The error names neither the URL nor its password.
-func ParseRedisURL(url string) (*redis.UniversalOptions, error) {
-	o, err := redis.ParseURL(url)
+func ParseRedisURL(raw string) (*redis.UniversalOptions, error) {
+	o, err := redis.ParseURL(raw)
 	if err != nil {
+		var uerr *url.Error // its text holds the whole URL, password included
+		if errors.As(err, &uerr) {
+			err = uerr.Err
+		}
 		return nil, invalid("cannot read the Redis URL: " + err.Error())
 	}
 	return &redis.UniversalOptions{
