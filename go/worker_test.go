@@ -37,31 +37,51 @@ func (s *syncBuffer) String() string {
 
 // events collects a worker's events and lets a test wait for one.
 type events struct {
-	mu  sync.Mutex
-	all []WorkerEvent
-	ch  chan WorkerEvent
+	mu     sync.Mutex
+	all    []WorkerEvent
+	cursor int // next waits after the event it returned last
 }
 
-func newEvents() *events { return &events{ch: make(chan WorkerEvent, 1000)} }
+func newEvents() *events { return &events{} }
 
 func (e *events) on(ev WorkerEvent) {
 	e.mu.Lock()
+	defer e.mu.Unlock()
 	e.all = append(e.all, ev)
-	e.mu.Unlock()
-	e.ch <- ev
 }
 
-// wait returns the first event of kind (for id, if given) still to come, or fails the test.
-func (e *events) wait(t *testing.T, kind EventKind, id string, within time.Duration) WorkerEvent {
+// next returns the first event of kind (for id, if given) after the one next returned last,
+// waiting for it at most within, or fails the test.
+func (e *events) next(t *testing.T, kind EventKind, id string, within time.Duration) WorkerEvent {
 	t.Helper()
-	deadline := time.After(within)
-	for {
-		select {
-		case ev := <-e.ch:
-			if ev.Kind == kind && (id == "" || ev.ID == id) {
+	return e.find(t, kind, id, within, true)
+}
+
+// any returns the first event of kind (for id, if given) whenever it came, waiting at most within.
+func (e *events) any(t *testing.T, kind EventKind, id string, within time.Duration) WorkerEvent {
+	t.Helper()
+	return e.find(t, kind, id, within, false)
+}
+
+func (e *events) find(t *testing.T, kind EventKind, id string, within time.Duration, ordered bool) WorkerEvent {
+	t.Helper()
+	for deadline := time.Now().Add(within); ; time.Sleep(5 * time.Millisecond) {
+		e.mu.Lock()
+		from := 0
+		if ordered {
+			from = e.cursor
+		}
+		for i := from; i < len(e.all); i++ {
+			if ev := e.all[i]; ev.Kind == kind && (id == "" || ev.ID == id) {
+				if ordered {
+					e.cursor = i + 1
+				}
+				e.mu.Unlock()
 				return ev
 			}
-		case <-deadline:
+		}
+		e.mu.Unlock()
+		if time.Now().After(deadline) {
 			t.Fatalf("no %s event for %q within %v", kind, id, within)
 		}
 	}
@@ -220,7 +240,7 @@ func TestWorkerRenewsTheLeaseWhileTheHandlerRuns(t *testing.T) {
 		}
 	}, &WorkerOptions{LeaseMs: 300, RenewIntervalMs: 80, CleanIntervalMs: -1, PollTimeoutMs: 100, Logger: log, OnEvent: ev.on}))
 	stop := started(t, w)
-	ev.wait(t, EventLeased, "long", 5*time.Second)
+	ev.next(t, EventLeased, "long", 5*time.Second)
 	time.Sleep(600 * time.Millisecond) // twice the lease
 	other := must[*Queue](t)(New(rdb, q.Prefix(), nil))
 	if r := must[CleanReport](t)(other.LightClean(ctx, 100)); len(r.Requeued) != 0 {
@@ -229,7 +249,7 @@ func TestWorkerRenewsTheLeaseWhileTheHandlerRuns(t *testing.T) {
 	if l := must[*Lease](t)(other.Lease(ctx, 1000)); l != nil {
 		t.Fatalf("another consumer leased %s", l.ID)
 	}
-	ev.wait(t, EventCompleted, "long", 5*time.Second)
+	ev.next(t, EventCompleted, "long", 5*time.Second)
 	stop()
 	if got := w.Stats(); got != (WorkerStats{Completed: 1}) {
 		t.Fatalf("stats %+v", got)
@@ -253,13 +273,13 @@ func TestWorkerStoresItsPolicyRetriesWithBackoffThenDeadLetters(t *testing.T) {
 		return fmt.Errorf("boom on attempt %d", job.Attempt)
 	}, &WorkerOptions{Retry: policy, PollTimeoutMs: 50, Logger: log, OnEvent: ev.on}))
 	started(t, w)
-	ev.wait(t, EventFailed, "bad", 5*time.Second)
+	ev.next(t, EventFailed, "bad", 5*time.Second)
 	failedAt := time.Now()
-	ev.wait(t, EventLeased, "bad", 5*time.Second)
+	ev.next(t, EventLeased, "bad", 5*time.Second)
 	if gap := time.Since(failedAt); gap < 100*time.Millisecond {
 		t.Fatalf("retried %v after the failure, before the policy's 150 ms backoff", gap)
 	}
-	dead := ev.wait(t, EventDead, "bad", 5*time.Second)
+	dead := ev.next(t, EventDead, "bad", 5*time.Second)
 	if dead.Attempt != 3 || dead.Err == nil {
 		t.Fatalf("dead event %+v", dead)
 	}
@@ -294,8 +314,8 @@ func TestWorkerWithoutPolicyWaitsTheFallbackDelay(t *testing.T) {
 		return errors.New("boom")
 	}, &WorkerOptions{NoRetryPolicy: true, Concurrency: 2, PollTimeoutMs: 50, Logger: log, OnEvent: ev.on}))
 	stop := started(t, w)
-	ev.wait(t, EventFailed, "", 5*time.Second)
-	ev.wait(t, EventFailed, "", 5*time.Second)
+	ev.next(t, EventFailed, "", 5*time.Second)
+	ev.next(t, EventFailed, "", 5*time.Second)
 	stop()
 	for _, id := range []string{"plain", "soon"} {
 		if d := dueIn(t, rdb, q, id); d < 700*time.Millisecond || d > FallbackDelayMs*time.Millisecond {
@@ -323,11 +343,11 @@ func TestWorkerRetryLaterAndNonRetryable(t *testing.T) {
 		return NonRetryable(errors.New("bad input"))
 	}, &WorkerOptions{Retry: testPolicy(5, 10_000), Concurrency: 2, PollTimeoutMs: 50, Logger: log, OnEvent: ev.on}))
 	stop := started(t, w)
-	ev.wait(t, EventFailed, "later", 5*time.Second)
+	ev.any(t, EventFailed, "later", 5*time.Second)
 	if d := dueIn(t, rdb, q, "later"); d < 250*time.Millisecond || d > 400*time.Millisecond {
 		t.Fatalf("later is due in %v, want the 400 ms it asked (not the policy's 10 s)", d)
 	}
-	dead := ev.wait(t, EventDead, "never", 5*time.Second)
+	dead := ev.any(t, EventDead, "never", 5*time.Second)
 	stop()
 	if dead.Attempt != 1 {
 		t.Fatalf("dead at attempt %d, want 1", dead.Attempt)
@@ -398,7 +418,7 @@ func TestWorkerStopLetsRunningHandlersFinish(t *testing.T) {
 		return ctx.Err()
 	}, &WorkerOptions{ShutdownGraceMs: 5000, PollTimeoutMs: 50, Logger: log, OnEvent: ev.on}))
 	stop := started(t, w)
-	ev.wait(t, EventLeased, "first", 5*time.Second)
+	ev.next(t, EventLeased, "first", 5*time.Second)
 	stop()
 	if s := w.Stats(); s != (WorkerStats{Completed: 1}) {
 		t.Fatalf("stats %+v", s)
@@ -422,7 +442,7 @@ func TestWorkerStopGivesBackUnfinishedItemsWithRefund(t *testing.T) {
 		return ctx.Err()
 	}, &WorkerOptions{Retry: testPolicy(2, 1000), ShutdownGraceMs: 100, PollTimeoutMs: 50, Logger: log, OnEvent: ev.on}))
 	stop := started(t, w)
-	leased := ev.wait(t, EventLeased, "stuck", 5*time.Second)
+	leased := ev.next(t, EventLeased, "stuck", 5*time.Second)
 	start := time.Now()
 	stop()
 	if took := time.Since(start); took > 2*time.Second {
@@ -456,7 +476,7 @@ func TestWorkerLightCleanBringsBackAbandonedItems(t *testing.T) {
 	w := must[*Worker](t)(NewWorker(q, func(context.Context, *Job) error { return nil },
 		&WorkerOptions{CleanIntervalMs: 100, PollTimeoutMs: 50, Logger: log, OnEvent: ev.on}))
 	started(t, w)
-	ev.wait(t, EventCompleted, "orphan", 5*time.Second)
+	ev.next(t, EventCompleted, "orphan", 5*time.Second)
 }
 
 // A lease found lost by the renewer ends the handler's context with ErrLeaseLost; the item is
@@ -473,12 +493,12 @@ func TestWorkerLostLeaseEndsTheHandlersContext(t *testing.T) {
 		return nil
 	}, &WorkerOptions{LeaseMs: 1000, RenewIntervalMs: 50, PollTimeoutMs: 50, CleanIntervalMs: -1, Logger: log, OnEvent: ev.on}))
 	stop := started(t, w)
-	ev.wait(t, EventLeased, "taken", 5*time.Second)
+	ev.next(t, EventLeased, "taken", 5*time.Second)
 	other := must[*Queue](t)(New(rdb, q.Prefix(), nil))
 	if ok := must[bool](t)(other.Complete(ctx, "taken")); !ok {
 		t.Fatal("completing by id failed")
 	}
-	ev.wait(t, EventLost, "taken", 5*time.Second)
+	ev.next(t, EventLost, "taken", 5*time.Second)
 	stop()
 	if !errors.Is(<-cause, ErrLeaseLost) {
 		t.Fatal("the handler's context did not end with ErrLeaseLost")
