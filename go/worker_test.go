@@ -591,3 +591,36 @@ func TestHandlerErrorsWorkWithErrorsIsAndAs(t *testing.T) {
 		t.Fatalf("cuts: %q %q", head("héllo", 2), tail(strings.Repeat("é", 10), 9))
 	}
 }
+
+// One worker never runs an id twice at once: an item that timed out here and came back (its
+// retry due) while its first run still goes on waits, lease renewed, until that run returns.
+func TestWorkerNeverRunsAnIDTwiceAtOnce(t *testing.T) {
+	q, _ := newQueue(t, nil)
+	addItems(t, q, "stubborn")
+	log, logged := quietLog()
+	ev := newEvents()
+	var running, overlaps, runs atomic.Int64
+	w := must[*Worker](t)(NewWorker(q, func(ctx context.Context, job *Job) error {
+		if running.Add(1) > 1 {
+			overlaps.Add(1)
+		}
+		defer running.Add(-1)
+		if runs.Add(1) == 1 {
+			time.Sleep(700 * time.Millisecond) // ignores its context: runs on past its timeout
+		}
+		return nil
+	}, &WorkerOptions{Retry: testPolicy(3, 50), TimeoutMs: 150, Concurrency: 2, PollTimeoutMs: 50, Logger: log, OnEvent: ev.on}))
+	stop := started(t, w)
+	ev.next(t, EventFailed, "stubborn", 5*time.Second) // the timeout
+	ev.next(t, EventCompleted, "stubborn", 5*time.Second)
+	stop()
+	if overlaps.Load() != 0 || runs.Load() != 2 {
+		t.Fatalf("%d runs, %d overlapping", runs.Load(), overlaps.Load())
+	}
+	if !strings.Contains(logged.String(), "leased again while an earlier run") {
+		t.Fatalf("the second lease did not wait for the first run:\n%s", logged)
+	}
+	if s := w.Stats(); s != (WorkerStats{Completed: 1, Failed: 1}) {
+		t.Fatalf("stats %+v", s)
+	}
+}
