@@ -6,7 +6,7 @@ PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed-$(shell cat pyproject.toml | cksum | cut -d' ' -f1)
 OUT ?= conformance-out
 
-.PHONY: all venv system-deps test test-python test-go lint typecheck generate check-generated conformance conformance-go conformance-cluster mutants bench clean
+.PHONY: all venv system-deps test test-python test-go go-adapter lint typecheck generate check-generated conformance conformance-go conformance-cluster mutants bench clean
 
 all: test
 
@@ -39,15 +39,29 @@ test: test-python test-go conformance-cluster
 test-python: venv system-deps check-generated lint typecheck
 	$(VENV)/bin/pytest -q
 
-# The Go client's own tests, then the conformance suite against its adapter (interop included),
-# on one Redis, again with profile declared-keys on (SPEC §20), and on a local Redis Cluster.
-test-go: conformance-go
+# The Go module (go/): go vet, staticcheck when installed, its tests (they start their own
+# redis-server), the README quickstart built as an outside project would, then the conformance
+# suite against its adapter on one Redis, with profile declared-keys on (SPEC §20), and on a local
+# Redis Cluster.
+GO ?= go
+GO_ADAPTER := $(abspath go/bin/rwq-conformance-adapter)
+STATICCHECK ?= $(shell command -v staticcheck || ls "$$($(GO) env GOPATH 2>/dev/null)/bin/staticcheck" 2>/dev/null)
 
-conformance-go: venv system-deps
-	bash conformance/adapters/go/build.sh test
-	$(VENV)/bin/rwq conformance --adapter "$(abspath conformance/adapters/go/bin/rwq-adapter)" --out $(OUT)-go
-	$(VENV)/bin/rwq conformance --declared-keys --adapter "$(abspath conformance/adapters/go/bin/rwq-adapter)" --out $(OUT)-go-declared
-	$(VENV)/bin/rwq conformance --cluster --adapter "$(abspath conformance/adapters/go/bin/rwq-adapter)" --out $(OUT)-go-cluster
+test-go: venv system-deps check-generated
+	cd go && $(GO) vet ./...
+	@if [ -n "$(STATICCHECK)" ]; then echo "cd go && staticcheck ./..."; cd go && $(STATICCHECK) ./...; \
+	else echo "staticcheck not installed, skipped (go install honnef.co/go/tools/cmd/staticcheck@latest)"; fi
+	cd go && $(GO) test -count=1 ./...
+	bash go/scripts/quickstart_test.sh
+	$(MAKE) conformance-go
+
+go-adapter:
+	cd go && $(GO) build -o bin/rwq-conformance-adapter ./cmd/rwq-conformance-adapter
+
+conformance-go: venv system-deps go-adapter
+	$(VENV)/bin/rwq conformance --adapter "$(GO_ADAPTER)" --out $(OUT)-go
+	$(VENV)/bin/rwq conformance --declared-keys --adapter "$(GO_ADAPTER)" --out $(OUT)-go-declared
+	$(VENV)/bin/rwq conformance --cluster --adapter "$(GO_ADAPTER)" --out $(OUT)-go-cluster
 
 # The mutation audit: every mutant of the ledger (conformance/audit/) must fail the case it names,
 # and the reference must pass them all. Prints caught K/N; fails below 100 %. About 6 minutes, so it
@@ -72,4 +86,4 @@ bench: venv system-deps
 	$(PY) -m bench $(BENCH_ARGS)
 
 clean:
-	rm -rf $(VENV) $(OUT) $(OUT)-go $(OUT)-cluster $(OUT)-go-cluster $(OUT)-declared $(OUT)-go-declared conformance/adapters/go/bin conformance/adapters/go/rwq/lua .mypy_cache .ruff_cache .pytest_cache .hypothesis dist build
+	rm -rf $(VENV) $(OUT) $(OUT)-go $(OUT)-cluster $(OUT)-go-cluster $(OUT)-declared $(OUT)-go-declared go/bin .mypy_cache .ruff_cache .pytest_cache .hypothesis dist build

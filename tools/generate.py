@@ -1,6 +1,7 @@
 """Regenerate the checked-in artefacts: composite scripts (lua/complete_and_lease.lua),
-lua/manifest.json, conformance/requirements.json, conformance/cases/wrong-type.json and
-conformance/cases/sharded.json.
+lua/manifest.json, conformance/requirements.json, conformance/cases/wrong-type.json,
+conformance/cases/sharded.json, and go/lua/, the Go module's copy of the canonical scripts and
+their manifest (embedded with go:embed; committed so that the module builds on its own).
 
 ``--check`` exits 1 if any is stale instead of writing."""
 
@@ -19,6 +20,7 @@ from rwq.conformance import requirements
 from rwq.protocol.scripts import manifest_text, registry
 
 ROOT = Path(__file__).resolve().parents[1]
+GO_LUA = ROOT / "go" / "lua"
 
 
 def derived() -> dict[Path, str]:
@@ -32,6 +34,20 @@ def derived() -> dict[Path, str]:
     }
 
 
+def go_copy() -> dict[Path, str]:
+    """The Go module's copy of the canonical scripts (as they are now: after the stages that
+    rewrite them) and of their manifest."""
+    copy = {GO_LUA / path.name: path.read_text() for path in sorted((ROOT / "lua").glob("*.lua"))}
+    copy[GO_LUA / "manifest.json"] = manifest_text()
+    return copy
+
+
+def strays() -> list[Path]:
+    """Files in go/lua/ that are no copy of a canonical script (one removed from lua/, say)."""
+    keep = set(go_copy())
+    return sorted(path for path in GO_LUA.glob("*") if path not in keep) if GO_LUA.is_dir() else []
+
+
 def main(argv: list[str]) -> int:
     """Write every stale artefact, scripts' declared-keys and key-checks blocks and composites first
     (the manifest hashes them); ``--check``: list them."""
@@ -42,12 +58,18 @@ def main(argv: list[str]) -> int:
         lambda: key_checks_filled(ROOT / "lua"),
         lambda: composites(ROOT / "lua"),
         derived,
+        go_copy,
     ):
         for path, text in stage().items():
             if not path.exists() or path.read_text() != text:
                 stale.append(path)
                 if not check:
+                    path.parent.mkdir(parents=True, exist_ok=True)
                     path.write_text(text)
+    for path in strays():
+        stale.append(path)
+        if not check:
+            path.unlink()
     for path in stale if check else ():
         print(f"stale: {path.relative_to(ROOT)} (run: make generate)", file=sys.stderr)
     return 1 if check and stale else 0

@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -21,10 +22,13 @@ import (
 
 var ctx = context.Background()
 
-// A stale copy of the scripts (lua/ changed, go generate not rerun) fails here.
+// A stale copy of the scripts (the repository's lua/ changed, make generate not rerun) fails here.
 func TestEmbeddedScriptsMatchManifest(t *testing.T) {
-	repoLua := filepath.Join("..", "..", "..", "..", "lua")
+	repoLua := filepath.Join("..", "lua")
 	raw, err := os.ReadFile(filepath.Join(repoLua, "manifest.json"))
+	if errors.Is(err, fs.ErrNotExist) {
+		t.Skip("not in the rwq repository (no ../lua/manifest.json): the embedded copy is checked there")
+	}
 	if err != nil {
 		t.Fatalf("cannot read the repository's lua/manifest.json: %v", err)
 	}
@@ -44,7 +48,7 @@ func TestEmbeddedScriptsMatchManifest(t *testing.T) {
 		}
 	}
 	if got := ScriptSHA1s(); !reflect.DeepEqual(got, want) {
-		t.Fatalf("embedded scripts are stale; run `go generate ./rwq` (or build.sh)\nembedded: %v\nmanifest: %v", got, want)
+		t.Fatalf("embedded scripts are stale; run `make generate` at the repository root\nembedded: %v\nmanifest: %v", got, want)
 	}
 }
 

@@ -1,4 +1,4 @@
-module github.com/rwq-protocol/rwq/conformance/adapters/go
+module github.com/rwq-protocol/rwq/go
 
 go 1.21
 

@@ -1,9 +1,9 @@
 package rwq
 
-// The canonical scripts are copied from the repository's lua/ directory by `go generate`
-// (build.sh runs it); the copies are git-ignored, and TestEmbeddedScriptsMatchManifest fails
-// when they are stale.
-//go:generate sh -c "rm -rf lua && mkdir lua && cp ../../../../lua/*.lua ../../../../lua/manifest.json lua/"
+// The canonical scripts are a generated, committed copy of the repository's lua/ directory, so
+// that the module builds on its own (go get fetches only go/): `make generate` (tools/generate.py)
+// writes go/lua/, `make check-generated` fails when it is stale, and so does
+// TestEmbeddedScriptsMatchManifest. Never edit go/lua/ by hand.
 
 import (
 	"crypto/sha1"
@@ -41,7 +41,7 @@ var scripts, declaredNames = loadScripts()
 func loadScripts() (map[string]*redis.Script, map[string][]string) {
 	raw, err := luaFS.ReadFile("lua/manifest.json")
 	if err != nil {
-		panic("rwq: embedded lua/manifest.json missing; run go generate: " + err.Error())
+		panic("rwq: embedded lua/manifest.json missing; run make generate: " + err.Error())
 	}
 	var m manifest
 	if err := json.Unmarshal(raw, &m); err != nil || m.Protocol != Protocol {
@@ -52,10 +52,10 @@ func loadScripts() (map[string]*redis.Script, map[string][]string) {
 	for name, entry := range m.Scripts {
 		src, err := luaFS.ReadFile(path.Join("lua", entry.File))
 		if err != nil {
-			panic("rwq: embedded script missing; run go generate: " + err.Error())
+			panic("rwq: embedded script missing; run make generate: " + err.Error())
 		}
 		if sum := sha1.Sum(src); hex.EncodeToString(sum[:]) != entry.SHA1 {
-			panic("rwq: embedded " + entry.File + " does not match lua/manifest.json; run go generate")
+			panic("rwq: embedded " + entry.File + " does not match lua/manifest.json; run make generate")
 		}
 		out[name] = redis.NewScript(string(src))
 		declared[name] = parseDeclared(string(src))

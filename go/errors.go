@@ -30,6 +30,11 @@ var (
 	ErrWrongType         = errors.New("rwq: " + string(CodeWrongType))
 	ErrNotReplicated     = errors.New("rwq: " + string(CodeNotReplicated))
 	ErrShardMismatch     = errors.New("rwq: " + string(CodeShardMismatch))
+
+	// ErrNoPermission matches a REDIS_ERROR that is the server's ACL refusing a command of the
+	// call (NOPERM): errors.Is(err, ErrNoPermission) and errors.Is(err, ErrRedis) both hold. A
+	// canonical script refused by the ACL wrote nothing (RWQ-SEC-006).
+	ErrNoPermission = errors.New("rwq: no permission (ACL)")
 )
 
 var sentinels = map[Code]error{
@@ -55,8 +60,13 @@ func (e *Error) Error() string { return "rwq: " + string(e.Code) + ": " + e.Mess
 // Unwrap returns the underlying error, if any.
 func (e *Error) Unwrap() error { return e.Err }
 
-// Is reports whether target is the sentinel of e's code.
-func (e *Error) Is(target error) bool { return target != nil && target == sentinels[e.Code] }
+// Is reports whether target is the sentinel of e's code, or ErrNoPermission for an ACL refusal.
+func (e *Error) Is(target error) bool {
+	if target == ErrNoPermission {
+		return e.Code == CodeRedisError && ACLRefused(e)
+	}
+	return target != nil && target == sentinels[e.Code]
+}
 
 func invalid(msg string) error { return &Error{Code: CodeInvalidArgument, Message: msg} }
 

@@ -19,7 +19,7 @@ var specRoleLine = regexp.MustCompile(`(?m)^ACL SETUSER jobs-(\w+) (.*)$`)
 
 func specRoles(t *testing.T) map[string][]string {
 	t.Helper()
-	spec, err := os.ReadFile("../../../../SPEC.md")
+	spec, err := os.ReadFile("../SPEC.md")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -56,6 +56,7 @@ func runTests(m *testing.M) int {
 		return 1
 	}
 	standaloneAddr, clusterAddr = addr, caddr
+	os.Setenv("REDIS_ADDR", addr) // the examples' server (example_test.go)
 	return m.Run()
 }
 

@@ -20,14 +20,34 @@ const (
 // client applies the same one. Failure n waits BaseMs (fixed) or min(CapMs, BaseMs*2^(n-1))
 // (exponential), shortened by up to JitterPct percent at random. Zero MaxAttempts, CapMs,
 // DeadMaxCount and DeadMaxAgeMs mean "no limit".
+//
+// Its JSON form is the policy object of SPEC §15 (max_attempts, backoff, base_ms, ...); decoding
+// one fills the fields it leaves out from DefaultRetryPolicy.
 type RetryPolicy struct {
-	MaxAttempts  int64
-	Backoff      string
-	BaseMs       int64
-	CapMs        int64
-	JitterPct    int64
-	DeadMaxCount int64
-	DeadMaxAgeMs int64
+	MaxAttempts  int64  `json:"max_attempts"`
+	Backoff      string `json:"backoff"`
+	BaseMs       int64  `json:"base_ms"`
+	CapMs        int64  `json:"cap_ms"`
+	JitterPct    int64  `json:"jitter_pct"`
+	DeadMaxCount int64  `json:"dead_max_count"`
+	DeadMaxAgeMs int64  `json:"dead_max_age_ms"`
+}
+
+// UnmarshalJSON decodes a policy object; fields it leaves out keep DefaultRetryPolicy's values.
+func (p *RetryPolicy) UnmarshalJSON(raw []byte) error {
+	type plain RetryPolicy // without this method
+	v := plain(DefaultRetryPolicy())
+	if err := json.Unmarshal(raw, &v); err != nil {
+		return err
+	}
+	*p = RetryPolicy(v)
+	return nil
+}
+
+// String describes the policy in one line, for logs.
+func (p RetryPolicy) String() string {
+	return fmt.Sprintf("{max_attempts %d, %s backoff from %d ms (cap %d ms, jitter %d %%), dead kept: %d items, %d ms}",
+		p.MaxAttempts, p.Backoff, p.BaseMs, p.CapMs, p.JitterPct, p.DeadMaxCount, p.DeadMaxAgeMs)
 }
 
 // DefaultRetryPolicy is the reference client's default policy.
@@ -53,21 +73,37 @@ const (
 	FailDead  FailOutcome = 2 // dead-lettered: its attempts were used up
 )
 
-// FailResult is the outcome of Fail and, for a retry, the backoff the policy chose.
-type FailResult struct {
-	Outcome FailOutcome
-	DelayMs int64
+func (o FailOutcome) String() string {
+	switch o {
+	case FailGone:
+		return "gone"
+	case FailRetry:
+		return "retry"
+	case FailDead:
+		return "dead"
+	}
+	return "fail_outcome(" + strconv.Itoa(int(o)) + ")"
 }
 
-// DeadItem is a dead-lettered item; Data is only filled in by DeadItem. Detail is what the
-// failure kept apart from its reason (a traceback, say), or "" (RWQ-RETRY-018).
+// MarshalText gives the outcome's name (String), so that it encodes as a JSON string.
+func (o FailOutcome) MarshalText() ([]byte, error) { return []byte(o.String()), nil }
+
+// FailResult is the outcome of Fail and, for a retry, the backoff the policy chose.
+type FailResult struct {
+	Outcome FailOutcome `json:"outcome"`
+	DelayMs int64       `json:"delay_ms"`
+}
+
+// DeadItem is a dead-lettered item. Data is nil from DeadItems, which reads no payloads, and
+// never nil from DeadItem. Detail is what the failure kept apart from its reason (a traceback,
+// say), or "" (RWQ-RETRY-018).
 type DeadItem struct {
-	ID       string
-	DeadAtMs int64
-	Reason   string
-	Attempts int64
-	Data     []byte
-	Detail   string
+	ID       string `json:"id"`
+	DeadAtMs int64  `json:"dead_at_ms"`
+	Reason   string `json:"reason"`
+	Attempts int64  `json:"attempts"`
+	Data     []byte `json:"data,omitempty"`
+	Detail   string `json:"detail"`
 }
 
 // SetRetryPolicy stores the queue's retry policy, replacing any previous one; nil removes it,
@@ -284,7 +320,7 @@ func deadItem(raw any) (DeadItem, error) {
 	}
 	item := DeadItem{ID: toStr(e[0]), DeadAtMs: toInt(e[1]), Reason: info.Reason, Attempts: int64(info.Attempts), Detail: info.Detail}
 	if len(e) > 3 {
-		item.Data = []byte(toStr(e[3]))
+		item.Data = append([]byte{}, toStr(e[3])...) // never nil, even when empty
 	}
 	return item, nil
 }

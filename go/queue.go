@@ -89,10 +89,10 @@ type Item struct {
 // Attempt is 1 for an item's first lease under a retry policy, 2 for the next..., and 0 when
 // the queue has no retry policy.
 type Lease struct {
-	ID      string
-	Data    []byte
-	Token   string
-	Attempt int64
+	ID      string `json:"id"`
+	Data    []byte `json:"data"`
+	Token   string `json:"token"`
+	Attempt int64  `json:"attempt"`
 }
 
 // String describes a lease without its token: a log line or an error must not leak it.
@@ -125,6 +125,9 @@ const (
 	NotHolder Outcome = -1 // owner-checked and the caller does not hold the lease; untouched
 )
 
+// MarshalText gives the outcome's name (String), so that outcomes encode as JSON strings.
+func (o Outcome) MarshalText() ([]byte, error) { return []byte(o.String()), nil }
+
 func (o Outcome) String() string {
 	switch o {
 	case Done:
@@ -139,15 +142,18 @@ func (o Outcome) String() string {
 
 // Counts are the ready, in-flight, delayed and dead counts, read at one instant.
 type Counts struct {
-	Queued, Processing, Delayed, Dead int64
+	Queued     int64 `json:"queued"`
+	Processing int64 `json:"processing"`
+	Delayed    int64 `json:"delayed"`
+	Dead       int64 `json:"dead"`
 }
 
 // CleanReport is what a clean did.
 type CleanReport struct {
-	Requeued []string // ids put back at the left of <prefix>:queue
-	Dropped  int64    // ghost entries removed
-	Dead     []string // ids dead-lettered (light clean, profile retry)
-	Promoted int64    // due delayed items moved to the queue (light clean, profile delay)
+	Requeued []string `json:"requeued"` // ids put back at the left of <prefix>:queue
+	Dropped  int64    `json:"dropped"`  // ghost entries removed
+	Dead     []string `json:"dead"`     // ids dead-lettered (light clean, profile retry)
+	Promoted int64    `json:"promoted"` // due delayed items moved to the queue (light clean, profile delay)
 }
 
 // New returns the queue with the given prefix on rdb: a *redis.Client (standalone, Sentinel
