@@ -21,7 +21,9 @@ export const NO_RESEND = Object.freeze({ autoResendUnfulfilledCommands: false, m
  * command: a `Redis`, or with `cluster` a `Cluster` seeded with that node. Close it with `quit()`.
  */
 export function createClient(url: string, options: ClientOptions = {}): Redis | Cluster {
-  const base: RedisOptions = { ...options.redisOptions, ...NO_RESEND };
+  // lazyConnect: nothing is sent before the first command, so a call refused as bad input
+  // sends nothing at all (RWQ-ERR-002), not even the connection's ready check.
+  const base: RedisOptions = { lazyConnect: true, ...options.redisOptions, ...NO_RESEND };
   if (options.connectionName !== undefined) base.connectionName = options.connectionName;
   if (!options.cluster) return new Redis(url, base);
   const u = new URL(url);
@@ -29,6 +31,7 @@ export function createClient(url: string, options: ClientOptions = {}): Redis | 
   if (u.password) base.password = decodeURIComponent(u.password);
   return new Cluster([{ host: u.hostname, port: Number(u.port || 6379) }], {
     redisOptions: base,
+    lazyConnect: base.lazyConnect ?? true,
     retryDelayOnFailover: 0,
   });
 }
