@@ -33,5 +33,7 @@ export function createClient(url: string, options: ClientOptions = {}): Redis | 
     redisOptions: base,
     lazyConnect: base.lazyConnect ?? true,
     retryDelayOnFailover: 0,
+    // Its ready check is CLUSTER INFO, a command RWQ/1 clients do not send (RWQ-SCRIPT-006).
+    enableReadyCheck: false,
   });
 }

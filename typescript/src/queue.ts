@@ -176,7 +176,9 @@ export class Queue {
   private async doCheck(): Promise<void> {
     let info: string;
     try {
-      info = await this.node().info("server");
+      // Through the cluster client itself on a cluster: its first command connects and loads
+      // the slot map that node() reads.
+      info = await (this.redis instanceof Cluster ? this.redis : this.node()).info("server");
     } catch (err) {
       if (isReplyError(err)) return; // INFO refused: version and policy unknown, go on
       throw translate(err);
@@ -519,6 +521,7 @@ export class Queue {
 
   private async deepCleanRun(keys: Arg[], chunk: number): Promise<CleanReport> {
     const report: CleanReport = { requeued: [], dropped: 0, dead: [], promoted: 0 };
+    await this.check();
     const node = this.node(); // SCAN goes to the node of the queue's slot (RWQ-CLUSTER-002)
     const itemPrefix = Buffer.from(`${this.prefix}:item:`, "utf8");
     const scan = async (cursor: string): Promise<[string, Buffer[]]> => {
@@ -651,12 +654,15 @@ export class Queue {
 /** The master of key's slot, from the Cluster's slot map (the cluster client itself would
  * re-route a keyless command to a random node). */
 export function masterFor(cluster: Cluster, key: string): Redis {
-  const slot = clusterSlot(key);
-  const owners = (cluster as unknown as { slots: string[][] }).slots[slot];
-  const pool = (cluster as unknown as { connectionPool: { getInstanceByKey(k: string): Redis | undefined } }).connectionPool;
-  const node = owners?.[0] ? pool.getInstanceByKey(owners[0]) : undefined;
-  if (!node) throw new RedisError(`no known master serves the slot of ${quote(key)} yet`);
-  return node;
+  const owner = (cluster as unknown as { slots: string[][] }).slots[clusterSlot(key)]?.[0];
+  const pool = (cluster as unknown as {
+    connectionPool: { getInstanceByKey(k: string): Redis | undefined; findOrCreate(n: { host: string; port: number }): Redis };
+  }).connectionPool;
+  if (!owner) throw new RedisError(`no known master serves the slot of ${quote(key)} yet`);
+  // A node whose connection ended leaves the pool; the cluster client would reconnect it on its
+  // next command to that slot, and so does this.
+  const at = owner.lastIndexOf(":");
+  return pool.getInstanceByKey(owner) ?? pool.findOrCreate({ host: owner.slice(0, at), port: Number(owner.slice(at + 1)) });
 }
 
 const crcTable = (() => {
