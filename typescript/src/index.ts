@@ -14,3 +14,7 @@ export {
   type RetryPolicy, type FailResult, type FailOptions, type DeadItem, type ReleaseOptions,
 } from "./types.js";
 export const VERSION = "0.1.0";
+export {
+  Worker, NonRetryable, RetryLater, DEFAULT_WORKER_RETRY, FALLBACK_DELAY_MS,
+  type WorkerOptions, type Handler, type HandlerContext, type WorkerStats, type Logger,
+} from "./worker.js";
