@@ -92,7 +92,10 @@ let cluster = process.env.RWQ_REDIS_CLUSTER === "1";
 
 function close(name: string): void {
   const s = sessions.get(name);
-  if (s) s.client.disconnect();
+  if (s) {
+    void s.queue.close();
+    s.client.disconnect();
+  }
   sessions.delete(name);
 }
 

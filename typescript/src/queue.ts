@@ -133,6 +133,7 @@ export class Queue {
   private readonly warn: (message: string) => void;
   private readonly windows = new Map<string, Buffer[]>();
   private checked: Promise<void> | null = null;
+  private blockingClient: RedisClient | null = null;
 
   /**
    * The queue with the given key prefix on `redis`, which must not re-send commands
@@ -155,6 +156,27 @@ export class Queue {
       const timeoutMs = checkDuration("ack.timeoutMs", options.ack.timeoutMs, 1);
       if (replicas > 0) this.ack = { replicas, timeoutMs };
     }
+  }
+
+  /**
+   * The connection blocking commands (BLMOVE, BLPOP) wait on: a duplicate of the client, made on
+   * the first blocking lease, so that a wait of up to a second never holds up the other commands
+   * of the queue's client (ioredis sends them all down one connection). Same options, same
+   * connection name. close() closes it.
+   */
+  blocking(): RedisClient {
+    if (this.blockingClient === null) {
+      this.blockingClient = this.redis.duplicate();
+      this.blockingClient.on("error", () => {}); // a failure reaches the waiting call
+    }
+    return this.blockingClient;
+  }
+
+  /** Closes the connection of blocking leases, if one was opened; the client stays open (it is yours). */
+  async close(): Promise<void> {
+    const c = this.blockingClient;
+    this.blockingClient = null;
+    c?.disconnect();
   }
 
   private both(): Arg[] {
@@ -363,7 +385,7 @@ export class Queue {
       if (signal?.aborted) return null;
       let moved: Buffer | null;
       try {
-        moved = await this.node().blmoveBuffer(this.queueKey, this.inflightKey, "RIGHT", "LEFT", wait / 1000);
+        moved = await (this.blocking() as Redis).blmoveBuffer(this.queueKey, this.inflightKey, "RIGHT", "LEFT", wait / 1000);
       } catch (err) {
         throw translate(err);
       }

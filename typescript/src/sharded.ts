@@ -40,6 +40,11 @@ export class ShardedQueue {
     this.next = randomInt(shards);
   }
 
+  /** Closes the shards' connections of blocking leases; the client stays open. */
+  async close(): Promise<void> {
+    await Promise.all(this.shards.map((q) => q.close()));
+  }
+
   /** The shard that holds id: CRC-32 (IEEE) of its bytes modulo N (RWQ-SHARD-002). */
   shardOf(id: string): number {
     return crc32(encodeId(id)) % this.shards.length;
@@ -171,7 +176,7 @@ export class ShardedQueue {
       }
       if (due >= 0) wait = Math.max(Math.min(wait, due), 1);
       try {
-        await this.bellNode().blpop(this.bell, wait / 1000);
+        await (this.shard(0).blocking() as Redis).blpop(this.bell, wait / 1000);
       } catch (err) {
         throw translate(err);
       }
