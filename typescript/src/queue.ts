@@ -6,7 +6,7 @@
  */
 import { randomBytes, randomInt } from "node:crypto";
 import { Cluster, type Redis } from "ioredis";
-import { InvalidArgumentError, LeaseLostError, NotReplicatedError, RedisError, RwqError, UnsupportedServerError, WrongTypeError, invalid, translate } from "./errors.js";
+import { LeaseLostError, NotReplicatedError, RedisError, UnsupportedServerError, WrongTypeError, invalid, translate } from "./errors.js";
 import { decodeId } from "./ids.js";
 import { type ScriptName, scripts } from "./scripts.js";
 import {
@@ -813,4 +813,3 @@ function deadItem(raw: Reply): DeadItem {
   return item;
 }
 
-export { InvalidArgumentError, RwqError };

@@ -41,6 +41,14 @@ describe("scripts", () => {
 });
 
 describe("core", () => {
+  test("EVALSHA, then EVAL on NOSCRIPT: a flushed script cache costs one round trip", async () => {
+    const q = queue();
+    await q.add("before", "");
+    await redis.admin.script("FLUSH");
+    assert.equal(await q.add("after", ""), true);
+    assert.equal((await q.counts()).queued, 2);
+  });
+
   test("add, lease, complete: an item runs once, in order", async () => {
     const q = queue();
     assert.equal(await q.add("a", "A"), true);
