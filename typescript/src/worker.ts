@@ -300,9 +300,28 @@ export class Worker {
       }
       if (failure === null) return await this.settleDone(job);
       await this.settleFailed(job, failure);
+      if (controller.signal.aborted) await this.outlive(run, job); // a timed-out handler
       return null;
     } finally {
       this.held.delete(job);
+    }
+  }
+
+  /** Waits for a timed-out handler (its item already failed) to end before its slot takes other
+   * work, so that at most `concurrency` handlers ever run; the halt stops waiting. */
+  private async outlive(run: Promise<unknown>, job: Job): Promise<void> {
+    let onHalt = (): void => {};
+    const halted = new Promise<void>((resolve) => {
+      onHalt = resolve;
+      if (this.halting.signal.aborted) resolve();
+      this.halting.signal.addEventListener("abort", onHalt, { once: true });
+    });
+    const slow = setTimeout(() => this.log.warn(`rwq: item ${JSON.stringify(job.id)}: its handler ignores its aborted signal and still runs, holding a slot`), 1000);
+    try {
+      await Promise.race([run.then(() => {}, () => {}), halted]);
+    } finally {
+      clearTimeout(slow);
+      this.halting.signal.removeEventListener("abort", onHalt);
     }
   }
 

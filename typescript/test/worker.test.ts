@@ -128,6 +128,21 @@ describe("Worker", () => {
     assert.match((await q.deadItems())[0]?.reason ?? "", /^TimeoutError: the handler ran longer than 50 ms/);
   });
 
+  test("a timed-out handler that ignores its signal still holds its slot", async () => {
+    const q = queue();
+    await q.addMany([{ id: "stubborn", data: "" }, { id: "next", data: "" }]);
+    let running = 0;
+    let most = 0;
+    const w = new Worker(q, async () => {
+      running++;
+      most = Math.max(most, running);
+      await sleep(150); // ignores job.signal
+      running--;
+    }, { ...fast, timeoutMs: 20, retry: { maxAttempts: 1 } });
+    await runUntil(w, async () => (await q.counts()).dead === 2);
+    assert.equal(most, 1, "never two handlers at once with concurrency 1");
+  });
+
   test("leases are renewed while a handler runs past its lease time", async () => {
     const q = queue();
     await q.add("long", "L");
