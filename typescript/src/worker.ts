@@ -136,6 +136,7 @@ export class Worker {
   private readonly halting = new AbortController();
   private readonly held = new Set<Job>();
   private readonly tasks = new Set<Promise<void>>();
+  private readonly runs = new Map<string, Promise<void>>(); // ids whose handler runs here
   private policyAtStart = false;
   private raisedDelay = false;
   private started = false;
@@ -260,18 +261,33 @@ export class Worker {
   private async runJob(lease: Lease): Promise<Lease | null> {
     const controller = new AbortController();
     const job: Job = { id: lease.id, data: lease.data, attempt: lease.attempt, lease, signal: controller.signal, controller, running: true };
-    this.held.add(job);
+    this.held.add(job); // renewed from now on, while it waits too
     let failure: unknown = null;
     let timer: NodeJS.Timeout | undefined;
-    const run = Promise.resolve().then(() => this.handler(job));
-    const timedOut = new Promise<"timeout">((resolve) => {
-      if (this.timeoutMs !== null) timer = setTimeout(() => resolve("timeout"), this.timeoutMs);
-    });
     let onHalt = (): void => {};
     const abandoned = new Promise<"halt">((resolve) => {
       onHalt = () => resolve("halt");
       if (this.halting.signal.aborted) onHalt();
       this.halting.signal.addEventListener("abort", onHalt, { once: true });
+    });
+    // An item never runs twice at once in one worker: leased again while an earlier run of it
+    // goes on here (that lease lost), it waits for that run to end.
+    for (let earlier = this.runs.get(job.id); earlier; earlier = this.runs.get(job.id)) {
+      this.log.warn(`rwq: item ${JSON.stringify(job.id)}: leased again while an earlier run of it goes on here; waiting`);
+      if ((await Promise.race([earlier.then(() => "ended" as const), abandoned])) === "halt") {
+        this.halting.signal.removeEventListener("abort", onHalt);
+        job.running = false; // the shutdown gives it back
+        return null;
+      }
+    }
+    const run = Promise.resolve().then(() => this.handler(job));
+    const ended = run.then(() => {}, () => {});
+    this.runs.set(job.id, ended);
+    void ended.then(() => {
+      if (this.runs.get(job.id) === ended) this.runs.delete(job.id);
+    });
+    const timedOut = new Promise<"timeout">((resolve) => {
+      if (this.timeoutMs !== null) timer = setTimeout(() => resolve("timeout"), this.timeoutMs);
     });
     try {
       const how = await Promise.race([run.then(() => "done" as const), timedOut, abandoned]);

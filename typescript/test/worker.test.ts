@@ -143,6 +143,27 @@ describe("Worker", () => {
     assert.equal(most, 1, "never two handlers at once with concurrency 1");
   });
 
+  test("an item leased again while its earlier run goes on here waits for that run", async () => {
+    const q = queue();
+    await q.add("twice", "");
+    let running = 0;
+    let most = 0;
+    let runs = 0;
+    const w = new Worker(q, async () => {
+      runs++;
+      running++;
+      most = Math.max(most, running);
+      if (runs === 1) {
+        await redis.admin.del(`${q.prefix}:lease:twice`); // the lease is lost...
+        await q.lightClean(); // ...and the item requeued, to be leased again by this worker
+      }
+      await sleep(100);
+      running--;
+    }, { ...fast, concurrency: 2 });
+    await runUntil(w, () => runs === 2 && running === 0);
+    assert.equal(most, 1, "the two runs of one id did not overlap");
+  });
+
   test("leases are renewed while a handler runs past its lease time", async () => {
     const q = queue();
     await q.add("long", "L");
