@@ -211,6 +211,8 @@ export class Worker {
       this.log.warn(
         `rwq: queue ${prefix} keeps its stored retry policy ${JSON.stringify(current)}, not this worker's ${JSON.stringify(wanted)}: the stored one applies to every worker; an admin changes it with \`rwq policy set --prefix ${this.queue.prefix}\` (RWQ-WORKER-003)`,
       );
+    } else if (current === null && error !== null && !/NOPERM|no permissions|can't run this command|can't access/.test(String(error))) {
+      this.log.warn(`rwq: could not store or read the retry policy of queue ${prefix} (${String(error)}); failed items wait ${FALLBACK_DELAY_MS} ms before they run again (RWQ-WORKER-002)`);
     } else if (current === null && error !== null) {
       throw new RedisError(
         `queue ${prefix} has no retry policy and this worker may not store one: run \`rwq policy set --prefix ${this.queue.prefix}\` as an admin (or pass retry: null to run without one) (RWQ-WORKER-001)`,

@@ -200,6 +200,20 @@ describe("Worker", () => {
     assert.equal(again?.attempt, 1, "the attempt was refunded");
   });
 
+  test("a worker that may not store its policy on a queue without one refuses to start (RWQ-WORKER-001)", async () => {
+    await redis.admin.call("ACL", "SETUSER", "reader", "on", ">pw", "+@all", "~{acl}:queue", "~{acl}:processing", "%R~{acl}:*");
+    const client = createClient(redis.url.replace("redis://", "redis://reader:pw@"));
+    const q = new Queue(client, "{acl}");
+    closers.push(() => q.close(), () => client.disconnect());
+    const w = new Worker(q, async () => {}, fast);
+    await assert.rejects(w.run(), (e: unknown) => e instanceof Error && /no retry policy.*rwq policy set --prefix \{acl\}/.test(e.message) && !e.message.includes("\n"));
+    assert.equal(await redis.admin.exists("{acl}:policy"), 0);
+    const without = new Worker(q, async () => {}, { ...fast, retry: null });
+    const running = without.run();
+    without.stop();
+    await running; // runs without a policy when told to
+  });
+
   test("bad options are refused before any I/O", () => {
     const q = queue();
     assert.throws(() => new Worker(q, async () => {}, { concurrency: 0 }), { code: "INVALID_ARGUMENT" });
