@@ -5,8 +5,8 @@
  * without a policy, light cleans on a timer, a per-item timeout, and a graceful stop that gives
  * back (refunded) what it cannot finish (SPEC §15.1, RWQ-WORKER-001..005).
  */
-import { LeaseLostError, RedisError, RwqError } from "./errors.js";
-import type { Queue } from "./queue.js";
+import { LeaseLostError, RedisError, invalid } from "./errors.js";
+import { type Queue, policyArgs } from "./queue.js";
 import type { ShardedQueue } from "./sharded.js";
 import { DEFAULT_RETRY_POLICY, type Lease, type RetryPolicy } from "./types.js";
 import { checkDuration, checkInt, MAX_DETAIL_BYTES, MAX_REASON_BYTES } from "./validate.js";
@@ -143,17 +143,18 @@ export class Worker {
 
   /** Checks every option before any I/O (InvalidArgumentError). */
   constructor(queue: Queue | ShardedQueue, handler: Handler, options: WorkerOptions = {}) {
-    if (typeof handler !== "function") throw new RwqError("INVALID_ARGUMENT", "handler must be an async function");
+    if (typeof handler !== "function") throw invalid("handler must be an async function");
     this.queue = queue;
     this.handler = handler;
     this.concurrency = checkInt("concurrency", options.concurrency ?? 1, 1, 1000);
     this.leaseMs = checkDuration("leaseMs", options.leaseMs ?? 30_000, 1);
     this.renewIntervalMs = checkDuration("renewIntervalMs", options.renewIntervalMs ?? Math.max(Math.floor(this.leaseMs / 3), 1), 1);
-    if (this.renewIntervalMs >= this.leaseMs) throw new RwqError("INVALID_ARGUMENT", "renewIntervalMs must be shorter than leaseMs");
+    if (this.renewIntervalMs >= this.leaseMs) throw invalid("renewIntervalMs must be shorter than leaseMs");
     this.pollTimeoutMs = checkDuration("pollTimeoutMs", options.pollTimeoutMs ?? 1000, 1);
     this.cleanIntervalMs = options.cleanIntervalMs === null ? null : checkDuration("cleanIntervalMs", options.cleanIntervalMs ?? this.leaseMs, 1);
     this.graceMs = checkDuration("shutdownGraceMs", options.shutdownGraceMs ?? 10_000, 0);
     this.retry = options.retry === undefined ? DEFAULT_WORKER_RETRY : options.retry;
+    if (this.retry !== null) policyArgs(this.retry);
     this.timeoutMs = options.timeoutMs == null ? null : checkDuration("timeoutMs", options.timeoutMs, 1);
     this.onError = options.onError;
     this.log = options.logger ?? { info: (m) => console.info(m), warn: (m) => console.warn(m), error: (m) => console.error(m) };

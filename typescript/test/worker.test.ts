@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { after, before, describe, test } from "node:test";
-import { type HandlerContext, NonRetryable, Queue, RetryLater, Worker, type WorkerOptions, createClient } from "@rwq-protocol/rwq";
+import { type HandlerContext, InvalidArgumentError, NonRetryable, Queue, RetryLater, Worker, type WorkerOptions, createClient } from "@rwq-protocol/rwq";
 import { type Server1, sleep, startRedis } from "./helpers.js";
 
 let redis: Server1;
@@ -182,15 +182,17 @@ describe("Worker", () => {
     await q.setRetryPolicy({ maxAttempts: 5 });
     await q.add("stuck", "S");
     let aborted = false;
+    let started = false;
     const stop = new AbortController();
     const w = new Worker(q, (job) => new Promise((resolve) => {
+      started = true;
       job.signal.addEventListener("abort", () => {
         aborted = true;
         resolve(undefined);
       });
     }), { ...fast, shutdownGraceMs: 50, signal: stop.signal });
     const running = w.run();
-    while ((await q.counts()).processing === 0) await sleep(5);
+    while (!started) await sleep(5);
     stop.abort();
     const stats = await running;
     assert.ok(aborted, "the handler was told to stop");
@@ -218,5 +220,7 @@ describe("Worker", () => {
     const q = queue();
     assert.throws(() => new Worker(q, async () => {}, { concurrency: 0 }), { code: "INVALID_ARGUMENT" });
     assert.throws(() => new Worker(q, async () => {}, { leaseMs: 100, renewIntervalMs: 100 }), { code: "INVALID_ARGUMENT" });
+    assert.throws(() => new Worker(q, async () => {}, { retry: { maxAttempts: -1 } }), InvalidArgumentError);
+    assert.throws(() => new Worker(q, "not a function" as never), InvalidArgumentError);
   });
 });
