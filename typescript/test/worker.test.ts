@@ -170,8 +170,8 @@ describe("Worker", () => {
     let runs = 0;
     const w = new Worker(q, async () => {
       runs++;
-      await sleep(600);
-    }, { ...fast, leaseMs: 200, renewIntervalMs: 50, cleanIntervalMs: 20 });
+      await sleep(900); // three lease times
+    }, { ...fast, leaseMs: 300, renewIntervalMs: 50, cleanIntervalMs: 20 });
     await runUntil(w, () => w.stats.completed === 1);
     assert.equal(runs, 1, "never requeued by the light cleans while it ran");
     assert.equal(w.stats.lost, 0);
