@@ -7,7 +7,7 @@ import {
   type CleanReport, type DeadItem, type Outcome, type RetryPolicy,
 } from "@rwq-protocol/rwq";
 
-type Json = any; // eslint-disable-line @typescript-eslint/no-explicit-any
+type Json = any; // JSON as the runner sends it
 type AnyQueue = Queue | ShardedQueue;
 
 class BadRequest extends Error {}
