@@ -226,7 +226,7 @@ export class Worker {
   private async poller(): Promise<void> {
     let failures = 0;
     while (!this.stopping.signal.aborted) {
-      if (this.held.size >= this.concurrency) {
+      if (this.tasks.size >= this.concurrency) { // slots, each a chain of items
         await Promise.race([...this.tasks, sleep(this.pollTimeoutMs, this.stopping.signal)]);
         continue;
       }
