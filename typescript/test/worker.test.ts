@@ -216,6 +216,18 @@ describe("Worker", () => {
     await running; // runs without a policy when told to
   });
 
+  test("its light cleans on a timer bring back an item a crashed worker left", async () => {
+    const q = queue();
+    await q.add("abandoned", "A");
+    assert.ok(await q.lease(1)); // a worker that crashed: its lease runs out, the item stays in processing
+    const ran: string[] = [];
+    const w = new Worker(q, async (job) => {
+      ran.push(job.id);
+    }, { ...fast, cleanIntervalMs: 20 });
+    await runUntil(w, () => ran.length === 1);
+    assert.deepEqual(ran, ["abandoned"]);
+  });
+
   test("bad options are refused before any I/O", () => {
     const q = queue();
     assert.throws(() => new Worker(q, async () => {}, { concurrency: 0 }), { code: "INVALID_ARGUMENT" });
