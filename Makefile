@@ -6,7 +6,7 @@ PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed-$(shell cat pyproject.toml | cksum | cut -d' ' -f1)
 OUT ?= conformance-out
 
-.PHONY: all venv system-deps test test-python test-go go-adapter lint typecheck generate check-generated conformance conformance-go conformance-cluster mutants bench clean
+.PHONY: all venv system-deps test test-python test-go go-adapter test-ts conformance-ts lint typecheck generate check-generated conformance conformance-go conformance-cluster mutants bench clean
 
 all: test
 
@@ -17,6 +17,14 @@ $(STAMP): pyproject.toml
 	@rm -f $(VENV)/.installed-* && touch $@
 
 venv: $(STAMP)
+
+# The TypeScript package's dependencies, from its committed lockfile; again when the lockfile changes.
+TS := typescript
+TS_STAMP := $(TS)/node_modules/.installed-$(shell cksum < $(TS)/package-lock.json | cut -d' ' -f1)
+
+$(TS_STAMP): $(TS)/package-lock.json
+	cd $(TS) && npm ci --no-audit --no-fund --loglevel=error
+	@rm -f $(TS)/node_modules/.installed-* && touch $@
 
 system-deps:
 	@bash tools/system-deps.sh
@@ -34,7 +42,7 @@ lint: venv
 typecheck: venv
 	$(VENV)/bin/mypy
 
-test: test-python test-go conformance-cluster
+test: test-python test-go test-ts conformance-ts conformance-cluster
 
 test-python: venv system-deps check-generated lint typecheck
 	$(VENV)/bin/pytest -q
@@ -63,6 +71,20 @@ conformance-go: venv system-deps go-adapter
 	$(VENV)/bin/rwq conformance --declared-keys --adapter "$(GO_ADAPTER)" --out $(OUT)-go-declared
 	$(VENV)/bin/rwq conformance --cluster --adapter "$(GO_ADAPTER)" --out $(OUT)-go-cluster
 
+# The TypeScript package: strict tsc, then its tests (node:test) against the redis-server and the
+# 3-master cluster they start (README examples included). About 30 s.
+test-ts: venv system-deps check-generated $(TS_STAMP)
+	cd $(TS) && npm test
+
+# The conformance suite against the TypeScript adapter: plain, with profile declared-keys on, and on
+# a local Redis Cluster. About 3 minutes.
+TS_ADAPTER := node $(abspath $(TS)/dist/bin/rwq-conformance-adapter.js)
+conformance-ts: venv system-deps $(TS_STAMP)
+	cd $(TS) && npx tsc -p tsconfig.json
+	$(VENV)/bin/rwq conformance --adapter "$(TS_ADAPTER)" --out $(OUT)-ts
+	$(VENV)/bin/rwq conformance --declared-keys --adapter "$(TS_ADAPTER)" --out $(OUT)-ts-declared
+	$(VENV)/bin/rwq conformance --cluster --adapter "$(TS_ADAPTER)" --out $(OUT)-ts-cluster
+
 # The mutation audit: every mutant of the ledger (conformance/audit/) must fail the case it names,
 # and the reference must pass them all. Prints caught K/N; fails below 100 %. About 6 minutes, so it
 # is a CI step of its own (.ci/run) rather than part of make test.
@@ -86,4 +108,4 @@ bench: venv system-deps
 	$(PY) -m bench $(BENCH_ARGS)
 
 clean:
-	rm -rf $(VENV) $(OUT) $(OUT)-go $(OUT)-cluster $(OUT)-go-cluster $(OUT)-declared $(OUT)-go-declared go/bin .mypy_cache .ruff_cache .pytest_cache .hypothesis dist build
+	rm -rf $(VENV) $(OUT) $(OUT)-go $(OUT)-cluster $(OUT)-go-cluster $(OUT)-declared $(OUT)-go-declared go/bin $(OUT)-ts $(OUT)-ts-declared $(OUT)-ts-cluster $(TS)/node_modules $(TS)/dist .mypy_cache .ruff_cache .pytest_cache .hypothesis dist build

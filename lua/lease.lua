@@ -219,8 +219,7 @@ while true do
     promoting, counting = types[delayed] and true, types[policy] and true
     bad = promoting and mistyped(delayed .. ':data', 'hash')
     if counting and not bad then
-      local dead = prefix .. 'dead'
-      bad = select(2, check_keys({}, {dead, 'zset', dead .. ':data', 'hash', dead .. ':info', 'hash'}))
+      bad = select(2, check_keys({}, {prefix .. 'dead', 'zset', prefix .. 'dead:data', 'hash', prefix .. 'dead:info', 'hash'}))
     end
     if bad then return wrong_type(bad) end
     max_attempts = counting and stored_int(redis.call('HGET', policy, 'max_attempts')) or 0

@@ -1,7 +1,8 @@
 """Regenerate the checked-in artefacts: composite scripts (lua/complete_and_lease.lua),
 lua/manifest.json, conformance/requirements.json, conformance/cases/wrong-type.json,
-conformance/cases/sharded.json, and go/lua/, the Go module's copy of the canonical scripts and
-their manifest (embedded with go:embed; committed so that the module builds on its own).
+conformance/cases/sharded.json, go/lua/ (the Go module's copy of the canonical scripts and
+their manifest, embedded with go:embed; committed so that the module builds on its own) and
+typescript/src/scripts.generated.ts (the TypeScript client's scripts).
 
 ``--check`` exits 1 if any is stale instead of writing."""
 
@@ -14,6 +15,7 @@ from compose_lua import composites
 from declared_keys import filled
 from key_checks import filled as key_checks_filled
 from sharded_cases import document as sharded_cases
+from ts_scripts import document as ts_scripts
 from wrong_type_cases import document as wrong_type_cases
 
 from rwq.conformance import requirements
@@ -31,6 +33,7 @@ def derived() -> dict[Path, str]:
         ROOT / "conformance" / "requirements.json": requirements.document((ROOT / "SPEC.md").read_text()),
         ROOT / "conformance" / "cases" / "wrong-type.json": wrong_type_cases(),
         ROOT / "conformance" / "cases" / "sharded.json": sharded_cases(),
+        ROOT / "typescript" / "src" / "scripts.generated.ts": ts_scripts(),
     }
 
 

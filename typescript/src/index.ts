@@ -1,0 +1,20 @@
+/** rwq: the RWQ/1 work queue client for Node.js. */
+export { createClient, NO_RESEND, type ClientOptions } from "./client.js";
+export {
+  RwqError, InvalidArgumentError, LeaseLostError, UnsupportedServerError, RedisError, WrongTypeError,
+  NotReplicatedError, ShardMismatchError, type ErrorCode,
+} from "./errors.js";
+export { Queue, type QueueOptions, type RedisClient, DEFAULT_LIGHT_CLEAN_CHUNK, DEFAULT_DEEP_CLEAN_CHUNK } from "./queue.js";
+export { ShardedQueue } from "./sharded.js";
+export { scriptSha1s } from "./scripts.js";
+export { decodeId as idFromBytes, encodeId as idToBytes } from "./ids.js";
+export { PROTOCOL } from "./scripts.generated.js";
+export {
+  Lease, DEFAULT_RETRY_POLICY, type Item, type Payload, type Outcome, type Counts, type CleanReport,
+  type RetryPolicy, type FailResult, type FailOptions, type DeadItem, type ReleaseOptions,
+} from "./types.js";
+export const VERSION = "0.1.0";
+export {
+  Worker, NonRetryable, RetryLater, DEFAULT_WORKER_RETRY, FALLBACK_DELAY_MS,
+  type WorkerOptions, type Handler, type HandlerContext, type WorkerStats, type Logger,
+} from "./worker.js";
