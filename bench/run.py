@@ -120,7 +120,7 @@ def main(argv: list[str] | None = None) -> int:
         dataclasses.asdict(config),
         environment,
         {name: peer.label for name, peer in peers.items()}
-        | ({} if all(m.baseline == "raw" for m in measurements) else golang.LABELS),
+        | (golang.LABELS if any(m.results for m in measurements if m.baseline != "raw") else {}),
     )
     doc = json.loads(json.dumps(doc))  # tuples become lists, as a reader will see them
     validate(doc)
