@@ -56,7 +56,10 @@ def measure(bench: Bench, config: Config, log: Log) -> list[Measurement]:
         f"-workers={config.processes}",
         f"-wake-samples={config.wake_samples}",
     ]
-    ran = subprocess.run(command, check=False, capture_output=True, text=True, timeout=TIMEOUT_S)
+    try:
+        ran = subprocess.run(command, check=False, capture_output=True, text=True, timeout=TIMEOUT_S)
+    except subprocess.TimeoutExpired:
+        return _skipped(config, f"rwq-bench ran longer than {TIMEOUT_S} s and was stopped")
     for line in ran.stderr.splitlines():
         log(f"[dim]{line}[/dim]")
     if ran.returncode != 0:
