@@ -147,7 +147,8 @@ class Skipped:
 
 @dataclass
 class Measurement:
-    """One row of the report: a figure per peer, compared with raw redis-py of the same run."""
+    """One row of the report: a figure per peer, compared with a raw client of the same run (raw
+    redis-py; the Go section's rows with raw go-redis, their ``baseline``)."""
 
     id: str
     title: str
@@ -156,16 +157,18 @@ class Measurement:
     results: dict[str, PeerResult] = field(default_factory=dict)
     skipped: dict[str, str] = field(default_factory=dict)
     notes: list[str] = field(default_factory=list)
+    baseline: str = "raw"
 
-    def ratio(self, peer: str, baseline: str = "raw") -> float | None:
-        """``peer`` / ``baseline``, when both were measured."""
-        a, b = self.results.get(peer), self.results.get(baseline)
+    def ratio(self, peer: str, baseline: str | None = None) -> float | None:
+        """``peer`` / ``baseline`` (the row's own by default), when both were measured."""
+        a, b = self.results.get(peer), self.results.get(baseline or self.baseline)
         if a is None or b is None or b.value == 0:
             return None
         return a.value / b.value
 
     def to_json(self) -> dict[str, Any]:
-        ratios = {peer: self.ratio(peer) for peer in self.results if peer != "raw"}
+        ratios = {peer: self.ratio(peer) for peer in self.results if peer != self.baseline}
+        extra = {} if self.baseline == "raw" else {"baseline": self.baseline}
         return {
             "id": self.id,
             "title": self.title,
@@ -175,6 +178,7 @@ class Measurement:
             "ratio_to_raw": {peer: ratio for peer, ratio in ratios.items() if ratio is not None},
             "skipped": self.skipped,
             "notes": self.notes,
+            **extra,
         }
 
 

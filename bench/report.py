@@ -10,6 +10,7 @@ import jsonschema  # type: ignore[import-untyped,unused-ignore]
 from rich.console import Console
 from rich.table import Table
 
+from bench import golang
 from bench.core import Measurement
 from bench.history import TOLERANCE, Regression
 
@@ -52,27 +53,14 @@ def _figure(value: float, unit: str) -> str:
 
 
 def print_tables(console: Console, doc: dict[str, Any], path: Path) -> None:
-    """Figures per peer (with the ratio to raw redis-py), then the targets."""
-    peers = list(doc["peers"])
-    table = Table(title="rwq bench: figure (ratio to raw redis-py, same run)", show_lines=True)
-    table.add_column("measurement")
-    table.add_column("unit")
-    for peer in peers:
-        table.add_column(peer, justify="right")
-    for m in doc["measurements"]:
-        cells = []
-        for peer in peers:
-            result = m["results"].get(peer)
-            if result is None:
-                cells.append("[dim]-[/dim]")
-                continue
-            cell = _figure(result["value"], m["unit"])
-            ratio = m["ratio_to_raw"].get(peer)
-            if ratio is not None:
-                cell += f"\n({ratio:.2f}x)"
-            cells.append(cell)
-        table.add_row(m["title"], m["unit"], *cells)
-    console.print(table)
+    """Figures per peer (with the ratio to raw redis-py), the Go client's section, then the targets."""
+    python = [m for m in doc["measurements"] if "baseline" not in m]
+    go = [m for m in doc["measurements"] if "baseline" in m]
+    shown = {peer for m in python for peer in (*m["results"], *m["skipped"])}
+    peers = [peer for peer in doc["peers"] if peer in shown]
+    console.print(_table("rwq bench: figure (ratio to raw redis-py, same run)", python, peers))
+    if go:
+        _print_go(console, go, {m["id"]: m for m in python})
 
     targets = Table(title="issue 6 targets (rwq as shipped; prototypes alongside)", show_lines=False)
     for column in ("target", "needed", "rwq", "met", "ceiling", "rwq-proto", "rwq-lean"):
@@ -97,6 +85,51 @@ def print_tables(console: Console, doc: dict[str, Any], path: Path) -> None:
         "the measured CPU per item (clients and Redis) predicts on saturated cores (bench/targets.py)"
     )
     console.print(f"JSON result: [bold]{path}[/bold]")
+
+
+def _table(
+    title: str,
+    measurements: list[dict[str, Any]],
+    peers: list[str],
+    extra: dict[str, list[str]] | None = None,
+) -> Table:
+    """One row per measurement, a column per peer: its figure and its ratio to the row's baseline;
+    ``extra`` adds columns of ready cells."""
+    table = Table(title=title, show_lines=True)
+    table.add_column("measurement")
+    table.add_column("unit")
+    for column in (*peers, *(extra or {})):
+        table.add_column(column, justify="right")
+    for index, m in enumerate(measurements):
+        cells = []
+        for peer in peers:
+            result = m["results"].get(peer)
+            if result is None:
+                cells.append("[dim]-[/dim]")
+                continue
+            cell = _figure(result["value"], m["unit"])
+            ratio = m["ratio_to_raw"].get(peer)
+            if ratio is not None:
+                cell += f"\n({ratio:.2f}x)"
+            cells.append(cell)
+        table.add_row(m["title"], m["unit"], *cells, *(column[index] for column in (extra or {}).values()))
+    return table
+
+
+def _print_go(console: Console, rows: list[dict[str, Any]], python: dict[str, dict[str, Any]]) -> None:
+    """The Go client against raw go-redis of the same run, next to the Python client's ratio to
+    raw redis-py in the same measurement."""
+    if not any(m["results"] for m in rows):
+        reasons = sorted({reason for m in rows for reason in m["skipped"].values()})
+        console.print(f"[yellow]Go client: skipped: {'; '.join(reasons)}[/yellow]")
+        return
+    peers = [peer for peer in golang.LABELS if any(peer in m["results"] for m in rows)]
+    python_ratios = []
+    for m in rows:
+        ratio = python.get(m["id"].removeprefix("go_"), {}).get("ratio_to_raw", {}).get("rwq")
+        python_ratios.append("[dim]-[/dim]" if ratio is None else f"{ratio:.2f}x")
+    title = "Go client: figure (ratio to raw go-redis, same run)"
+    console.print(_table(title, rows, peers, {"Python rwq / raw redis-py": python_ratios}))
 
 
 def _verdict(met: bool | None) -> str:

@@ -22,7 +22,7 @@ from typing import Any
 
 from rich.console import Console
 
-from bench import history
+from bench import golang, history
 from bench.core import Bench, Config
 from bench.peers import PEERS, peer_class
 from bench.peers.base import Peer
@@ -119,7 +119,8 @@ def main(argv: list[str] | None = None) -> int:
         evaluate(measurements),
         dataclasses.asdict(config),
         environment,
-        {name: peer.label for name, peer in peers.items()},
+        {name: peer.label for name, peer in peers.items()}
+        | (golang.LABELS if any(m.results for m in measurements if m.baseline != "raw") else {}),
     )
     doc = json.loads(json.dumps(doc))  # tuples become lists, as a reader will see them
     validate(doc)
