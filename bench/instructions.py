@@ -50,15 +50,32 @@ def _drain(q: WorkQueue, held: object, k: int) -> object:
     return q.complete_and_lease(held[k], LEASE_MS)  # type: ignore[index]
 
 
+def _ready(n: int) -> Callable[[WorkQueue, int], object]:
+    """Setup: ``n`` ready items per call to come."""
+
+    def setup(q: WorkQueue, calls: int) -> object:
+        for start in range(0, n * calls, 1000):
+            q.add_many([(f"i{k}", PAYLOAD) for k in range(start, min(start + 1000, n * calls))])
+        return None
+
+    return setup
+
+
 SCENARIOS: dict[str, Scenario] = {
     "add": (lambda q, n: None, lambda q, _, k: q.add(f"n{k}", PAYLOAD)),
-    "lease": (
-        lambda q, n: q.add_many([(f"i{k}", PAYLOAD) for k in range(n)]),
-        lambda q, _, k: q.lease(LEASE_MS),
+    "add_many_100": (
+        lambda q, n: None,
+        lambda q, _, k: q.add_many([(f"n{k}-{j}", PAYLOAD) for j in range(100)]),
     ),
+    "lease": (_ready(1), lambda q, _, k: q.lease(LEASE_MS)),
+    "lease_many_100": (_ready(100), lambda q, _, k: q.lease_many(count=100, lease_ms=LEASE_MS)),
     "complete": (_held(False), lambda q, held, k: q.complete(held[k])),  # type: ignore[index]
     "complete_and_lease": (_held(False), _drain),
     "complete_and_lease_policy": (_held(True), _drain),
+    "renew": (_held(False), lambda q, held, k: q.renew(held[k], LEASE_MS)),  # type: ignore[index]
+    "release": (_held(False), lambda q, held, k: q.release(held[k])),  # type: ignore[index]
+    "fail_policy": (_held(True), lambda q, held, k: q.fail(held[k], "boom")),  # type: ignore[index]
+    "light_clean_100_held": (lambda q, n: _held(False)(q, 100), lambda q, _, k: q.light_clean(chunk=100)),
 }
 
 
@@ -123,7 +140,10 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--against", metavar="REV", help="also measure the scripts of this git revision")
     parser.add_argument("--calls", type=int, default=400, help="calls per scenario (default 400)")
+    parser.add_argument("--only", nargs="*", metavar="SCENARIO", help=f"a subset of {', '.join(SCENARIOS)}")
     args = parser.parse_args(argv)
+    for name in set(SCENARIOS) - set(args.only or SCENARIOS):
+        del SCENARIOS[name]
     if not shutil.which("valgrind") or not shutil.which("callgrind_control"):
         print("bench.instructions: valgrind is not installed (apt-get install valgrind)", file=sys.stderr)
         return 2

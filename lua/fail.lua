@@ -160,16 +160,16 @@ local function refused(reply)
   return false
 end
 -- rwq:key-checks end
--- One check of the item's keys, whose values tell who holds the lease, with the profile keys
--- (those of a retry policy first, the likeliest to exist).
+-- One check of the item's keys, whose values tell who holds the lease, with the profile keys,
+-- the likeliest to exist first (a retry policy and the retries it delays).
 local legacy_key, in_flight = prefix .. 'leased_by_session:' .. id, prefix .. 'in_flight'
 local policy_key, attempts_key = prefix .. 'policy', prefix .. 'attempts'
 local bad = mistyped(queue, 'list') or mistyped(processing, 'list')
 local values
 if not bad then
   values, bad = check_keys({item_key, lease_key, legacy_key}, {policy_key, 'hash', attempts_key, 'hash',
-    prefix .. 'dead', 'zset', prefix .. 'dead:data', 'hash', prefix .. 'dead:info', 'hash', prefix .. 'delayed', 'zset',
-    prefix .. 'delayed:data', 'hash', in_flight, 'zset'})
+    prefix .. 'delayed', 'zset', prefix .. 'delayed:data', 'hash', prefix .. 'dead', 'zset', prefix .. 'dead:data', 'hash',
+    prefix .. 'dead:info', 'hash', in_flight, 'zset'})
 end
 if bad then return wrong_type(bad) end
 local data = values[1]
