@@ -6,12 +6,17 @@ database)."""
 
 from __future__ import annotations
 
+import dataclasses
+import json
 import shutil
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 from bench import typescript
 from bench.core import Bench, Config
+from bench.report import document, print_tables, validate
+from rich.console import Console
 
 from rwq.conformance.redis_server import RedisServer
 
@@ -41,6 +46,18 @@ def test_the_ts_section_measures_the_client_raw_ioredis_and_bullmq(bench: Bench)
     assert drained.results[typescript.BULLMQ].n == TINY.slow_n  # BullMQ alone, on fewer items
     assert drained.results[typescript.CLIENT].n == TINY.n
     assert any("wake_median took" in line for line in logged)
+
+    # The rows fit the result schema and the report prints them as a table of their own.
+    environment = {"python": "3", "platform": "p", "cpu_count": 2, "redis_server": "7", "packages": {}}
+    peers = {"raw": "raw redis-py"} | typescript.LABELS
+    doc = json.loads(json.dumps(document(rows, [], dataclasses.asdict(TINY), environment, peers)))
+    validate(doc)
+    console = Console(record=True, width=250)
+    print_tables(console, doc, Path("bench.json"))
+    text = console.export_text()
+    assert "TypeScript client: figure (ratio to raw ioredis, same run)" in text
+    assert "rwq-ts / bullmq-node" in text
+    assert "rwq bench: figure" not in text  # no empty table of Python rows
 
 
 def test_without_node_every_row_is_skipped_with_the_reason(
