@@ -44,7 +44,7 @@ typecheck: venv
 
 test: test-python test-go test-ts conformance-ts conformance-cluster
 
-test-python: venv system-deps check-generated lint typecheck
+test-python: venv system-deps check-generated lint typecheck $(TS_STAMP)
 	$(VENV)/bin/pytest -q
 
 # The Go module (go/): go vet, staticcheck when installed, its tests (they start their own

@@ -148,7 +148,8 @@ class Skipped:
 @dataclass
 class Measurement:
     """One row of the report: a figure per peer, compared with a raw client of the same run (raw
-    redis-py; the Go section's rows with raw go-redis, their ``baseline``)."""
+    redis-py; the Go section's rows with raw go-redis, the TypeScript section's with raw ioredis:
+    their ``baseline``)."""
 
     id: str
     title: str

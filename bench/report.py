@@ -10,7 +10,7 @@ import jsonschema  # type: ignore[import-untyped,unused-ignore]
 from rich.console import Console
 from rich.table import Table
 
-from bench import golang
+from bench import golang, typescript
 from bench.core import Measurement
 from bench.history import TOLERANCE, Regression
 
@@ -53,14 +53,19 @@ def _figure(value: float, unit: str) -> str:
 
 
 def print_tables(console: Console, doc: dict[str, Any], path: Path) -> None:
-    """Figures per peer (with the ratio to raw redis-py), the Go client's section, then the targets."""
+    """Figures per peer (with the ratio to raw redis-py), the Go and TypeScript clients' sections, then
+    the targets."""
     python = [m for m in doc["measurements"] if "baseline" not in m]
-    go = [m for m in doc["measurements"] if "baseline" in m]
+    go = [m for m in doc["measurements"] if m.get("baseline") == golang.RAW]
+    ts = [m for m in doc["measurements"] if m.get("baseline") == typescript.RAW]
     shown = {peer for m in python for peer in (*m["results"], *m["skipped"])}
     peers = [peer for peer in doc["peers"] if peer in shown]
-    console.print(_table("rwq bench: figure (ratio to raw redis-py, same run)", python, peers))
+    if python:  # none with --only go or --only ts
+        console.print(_table("rwq bench: figure (ratio to raw redis-py, same run)", python, peers))
     if go:
         _print_go(console, go, {m["id"]: m for m in python})
+    if ts:
+        _print_ts(console, ts, {m["id"]: m for m in python})
 
     targets = Table(title="issue 6 targets (rwq as shipped; prototypes alongside)", show_lines=False)
     for column in ("target", "needed", "rwq", "met", "ceiling", "rwq-proto", "rwq-lean"):
@@ -130,6 +135,28 @@ def _print_go(console: Console, rows: list[dict[str, Any]], python: dict[str, di
         python_ratios.append("[dim]-[/dim]" if ratio is None else f"{ratio:.2f}x")
     title = "Go client: figure (ratio to raw go-redis, same run)"
     console.print(_table(title, rows, peers, {"Python rwq / raw redis-py": python_ratios}))
+
+
+def _print_ts(console: Console, rows: list[dict[str, Any]], python: dict[str, dict[str, Any]]) -> None:
+    """The TypeScript client against raw ioredis and BullMQ for Node of the same run, with the
+    client's ratio to BullMQ and the Python client's ratio to raw redis-py in the same measurement."""
+    if not any(m["results"] for m in rows):
+        reasons = sorted({reason for m in rows for reason in m["skipped"].values()})
+        console.print(f"[yellow]TypeScript client: skipped: {'; '.join(reasons)}[/yellow]")
+        return
+    peers = [peer for peer in typescript.LABELS if any(peer in m["results"] for m in rows)]
+    to_bullmq, python_ratios = [], []
+    for m in rows:
+        client, bullmq = m["results"].get(typescript.CLIENT), m["results"].get(typescript.BULLMQ)
+        if client is None or bullmq is None or bullmq["value"] == 0:
+            to_bullmq.append("[dim]-[/dim]")
+        else:
+            to_bullmq.append(f"{client['value'] / bullmq['value']:.2f}x")
+        ratio = python.get(m["id"].removeprefix("ts_"), {}).get("ratio_to_raw", {}).get("rwq")
+        python_ratios.append("[dim]-[/dim]" if ratio is None else f"{ratio:.2f}x")
+    title = "TypeScript client: figure (ratio to raw ioredis, same run)"
+    extra = {"rwq-ts / bullmq-node": to_bullmq, "Python rwq / raw redis-py": python_ratios}
+    console.print(_table(title, rows, peers, extra))
 
 
 def _verdict(met: bool | None) -> str:

@@ -22,7 +22,7 @@ from typing import Any
 
 from rich.console import Console
 
-from bench import golang, history
+from bench import golang, history, typescript
 from bench.core import Bench, Config
 from bench.peers import PEERS, peer_class
 from bench.peers.base import Peer
@@ -120,7 +120,8 @@ def main(argv: list[str] | None = None) -> int:
         dataclasses.asdict(config),
         environment,
         {name: peer.label for name, peer in peers.items()}
-        | (golang.LABELS if any(m.results for m in measurements if m.baseline != "raw") else {}),
+        | (golang.LABELS if any(m.results for m in measurements if m.baseline == golang.RAW) else {})
+        | (typescript.LABELS if any(m.results for m in measurements if m.baseline == typescript.RAW) else {}),
     )
     doc = json.loads(json.dumps(doc))  # tuples become lists, as a reader will see them
     validate(doc)

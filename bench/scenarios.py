@@ -12,7 +12,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from bench import golang, scaling, sharding
+from bench import golang, scaling, sharding, typescript
 from bench.core import Bench, Config, Measurement, PeerResult, make_ids, payload, percentile
 from bench.peers.base import (
     Peer,
@@ -483,6 +483,7 @@ def run_all(scenarios: Scenarios, only: Sequence[str] = ()) -> list[Measurement]
         ("light_clean", lambda: scaling.light_clean(scenarios.bench, scenarios.config, scenarios.log)),
         ("shard_cpu", lambda: sharding.shard_cpu(scenarios.config, scenarios.log)),
         ("go", lambda: golang.measure(scenarios.bench, scenarios.config, scenarios.log)),
+        ("ts", lambda: typescript.measure(scenarios.bench, scenarios.config, scenarios.log)),
     ]
     out: list[Measurement] = []
     try:
