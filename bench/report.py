@@ -12,6 +12,7 @@ from rich.table import Table
 
 from bench import golang, typescript
 from bench.core import Measurement
+from bench.external import Section
 from bench.history import TOLERANCE, Regression
 
 SCHEMA_PATH = Path(__file__).resolve().parents[1] / "schemas" / "bench-result.schema.json"
@@ -63,7 +64,7 @@ def print_tables(console: Console, doc: dict[str, Any], path: Path) -> None:
     if python:  # none with --only go or --only ts
         console.print(_table("rwq bench: figure (ratio to raw redis-py, same run)", python, peers))
     if go:
-        _print_go(console, go, {m["id"]: m for m in python})
+        _other_language(console, golang.SECTION, go, {m["id"]: m for m in python})
     if ts:
         _print_ts(console, ts, {m["id"]: m for m in python})
 
@@ -121,42 +122,39 @@ def _table(
     return table
 
 
-def _print_go(console: Console, rows: list[dict[str, Any]], python: dict[str, dict[str, Any]]) -> None:
-    """The Go client against raw go-redis of the same run, next to the Python client's ratio to
-    raw redis-py in the same measurement."""
+def _other_language(
+    console: Console,
+    section: Section,
+    rows: list[dict[str, Any]],
+    python: dict[str, dict[str, Any]],
+    extra: dict[str, list[str]] | None = None,
+) -> None:
+    """A client of another language against its raw client of the same run, next to the Python
+    client's ratio to raw redis-py in the same measurement (and ``extra`` columns)."""
+    name = section.name
     if not any(m["results"] for m in rows):
         reasons = sorted({reason for m in rows for reason in m["skipped"].values()})
-        console.print(f"[yellow]Go client: skipped: {'; '.join(reasons)}[/yellow]")
+        console.print(f"[yellow]{name}: skipped: {'; '.join(reasons)}[/yellow]")
         return
-    peers = [peer for peer in golang.LABELS if any(peer in m["results"] for m in rows)]
+    peers = [peer for peer in section.labels if any(peer in m["results"] for m in rows)]
     python_ratios = []
     for m in rows:
-        ratio = python.get(m["id"].removeprefix("go_"), {}).get("ratio_to_raw", {}).get("rwq")
+        ratio = python.get(m["id"].removeprefix(section.prefix + "_"), {}).get("ratio_to_raw", {}).get("rwq")
         python_ratios.append("[dim]-[/dim]" if ratio is None else f"{ratio:.2f}x")
-    title = "Go client: figure (ratio to raw go-redis, same run)"
-    console.print(_table(title, rows, peers, {"Python rwq / raw redis-py": python_ratios}))
+    title = f"{name}: figure (ratio to raw {section.raw}, same run)"
+    console.print(_table(title, rows, peers, {**(extra or {}), "Python rwq / raw redis-py": python_ratios}))
 
 
 def _print_ts(console: Console, rows: list[dict[str, Any]], python: dict[str, dict[str, Any]]) -> None:
-    """The TypeScript client against raw ioredis and BullMQ for Node of the same run, with the
-    client's ratio to BullMQ and the Python client's ratio to raw redis-py in the same measurement."""
-    if not any(m["results"] for m in rows):
-        reasons = sorted({reason for m in rows for reason in m["skipped"].values()})
-        console.print(f"[yellow]TypeScript client: skipped: {'; '.join(reasons)}[/yellow]")
-        return
-    peers = [peer for peer in typescript.LABELS if any(peer in m["results"] for m in rows)]
-    to_bullmq, python_ratios = [], []
+    """The TypeScript client, with its ratio to BullMQ for Node of the same run."""
+    to_bullmq = []
     for m in rows:
         client, bullmq = m["results"].get(typescript.CLIENT), m["results"].get(typescript.BULLMQ)
         if client is None or bullmq is None or bullmq["value"] == 0:
             to_bullmq.append("[dim]-[/dim]")
         else:
             to_bullmq.append(f"{client['value'] / bullmq['value']:.2f}x")
-        ratio = python.get(m["id"].removeprefix("ts_"), {}).get("ratio_to_raw", {}).get("rwq")
-        python_ratios.append("[dim]-[/dim]" if ratio is None else f"{ratio:.2f}x")
-    title = "TypeScript client: figure (ratio to raw ioredis, same run)"
-    extra = {"rwq-ts / bullmq-node": to_bullmq, "Python rwq / raw redis-py": python_ratios}
-    console.print(_table(title, rows, peers, extra))
+    _other_language(console, typescript.SECTION, rows, python, {"rwq-ts / bullmq-node": to_bullmq})
 
 
 def _verdict(met: bool | None) -> str:

@@ -10,20 +10,18 @@ before it and never depend on it.
 
 from __future__ import annotations
 
-import json
 import shutil
 import subprocess
-from collections.abc import Callable
 from pathlib import Path
 
-from bench.core import Bench, Config, Measurement, PeerResult
+from bench.core import Bench, Better, Config, Measurement
+from bench.external import Log, Section
 
-Log = Callable[[str], None]
 PACKAGE = Path(__file__).resolve().parents[1] / "typescript"
 PROGRAM = PACKAGE / "dist" / "bench" / "rwq-bench.js"
 RAW, CLIENT, BULLMQ = "ioredis", "rwq-ts", "bullmq-node"
 LABELS = {RAW: "raw ioredis", CLIENT: "rwq TypeScript client", BULLMQ: "bullmq (Node)"}
-ROWS = {
+ROWS: dict[str, tuple[str, str, Better]] = {
     "enqueue_one": ("enqueue, 1 item per call", "items/s", "higher"),
     "enqueue_batch": ("enqueue, {batch} items per call", "items/s", "higher"),
     "drain_one": ("drain, 1 consumer, lease + complete", "items/s", "higher"),
@@ -31,21 +29,21 @@ ROWS = {
     "wake_median": ("blocked consumer wake-up, median", "ms", "lower"),
 }
 """The program's measurement ids, and their rows when they cannot be measured."""
-TIMEOUT_S = 1800
+SECTION = Section("ts", "TS", "TypeScript client", RAW, LABELS, ROWS, "typescript/bench/rwq-bench.ts")
 
 
 def measure(bench: Bench, config: Config, log: Log) -> list[Measurement]:
     """The TypeScript rows: measured, or each skipped with the reason."""
     node, npm = shutil.which("node"), shutil.which("npm")
     if node is None or npm is None:
-        return _skipped(config, "Node.js is not installed (node or npm not found on PATH)")
+        return SECTION.skipped(config, "Node.js is not installed (node or npm not found on PATH)")
     if not (PACKAGE / "node_modules" / "bullmq").is_dir():
         installed = _run([npm, "ci", "--no-audit", "--no-fund", "--loglevel=error"])
         if installed.returncode != 0:
-            return _skipped(config, f"npm ci failed in typescript/: {installed.stderr.strip()[-500:]}")
+            return SECTION.skipped(config, f"npm ci failed in typescript/: {installed.stderr.strip()[-500:]}")
     built = _run([node, str(PACKAGE / "node_modules" / "typescript" / "bin" / "tsc"), "-p", "tsconfig.json"])
     if built.returncode != 0:
-        return _skipped(config, f"tsc failed: {(built.stdout + built.stderr).strip()[-500:]}")
+        return SECTION.skipped(config, f"tsc failed: {(built.stdout + built.stderr).strip()[-500:]}")
     bench.flush()
     command = [
         node,
@@ -59,44 +57,14 @@ def measure(bench: Bench, config: Config, log: Log) -> list[Measurement]:
         f"--workers={config.processes}",
         f"--wake-samples={config.wake_samples}",
     ]
-    try:
-        ran = _run(command, timeout=TIMEOUT_S)
-    except subprocess.TimeoutExpired:
-        return _skipped(config, f"rwq-bench.js ran longer than {TIMEOUT_S} s and was stopped")
-    for line in ran.stderr.splitlines():
-        log(f"[dim]{line}[/dim]")
-    if ran.returncode != 0:
-        return _skipped(config, f"rwq-bench.js failed: {ran.stderr.strip()[-500:]}")
-    return rows(json.loads(ran.stdout))
+    return SECTION.run(
+        command,
+        PACKAGE,
+        config,
+        log,
+        lambda doc: f"Node {doc['node']}, ioredis {doc['ioredis']}, bullmq {doc['bullmq']}",
+    )
 
 
-def _run(command: list[str], timeout: float | None = None) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(command, check=False, cwd=PACKAGE, capture_output=True, text=True, timeout=timeout)
-
-
-def rows(doc: dict[str, object]) -> list[Measurement]:
-    """``rwq-bench.js``'s JSON as report rows, ids prefixed ``ts_``."""
-    out = []
-    environment = f"Node {doc['node']}, ioredis {doc['ioredis']}, bullmq {doc['bullmq']}"
-    for m in doc["measurements"]:  # type: ignore[attr-defined]
-        row = Measurement(f"ts_{m['id']}", f"TS: {m['title']}", m["unit"], m["better"], baseline=RAW)
-        for peer, r in m["results"].items():
-            row.results[peer] = PeerResult(r["value"], r["samples"], r["n"], r["how"], r.get("detail", {}))
-        row.notes.extend([*m["notes"], f"measured by typescript/bench/rwq-bench.ts ({environment})"])
-        out.append(row)
-    return out
-
-
-def _skipped(config: Config, reason: str) -> list[Measurement]:
-    out = []
-    for key, (title, unit, better) in ROWS.items():
-        row = Measurement(
-            f"ts_{key}",
-            "TS: " + title.format(batch=config.batch, processes=config.processes),
-            unit,
-            better,  # type: ignore[arg-type]
-            baseline=RAW,
-        )
-        row.skipped = dict.fromkeys(LABELS, reason)
-        out.append(row)
-    return out
+def _run(command: list[str]) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(command, check=False, cwd=PACKAGE, capture_output=True, text=True)
