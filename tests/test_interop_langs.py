@@ -6,7 +6,9 @@ as a worker, its real Worker (the players of :mod:`interop_langs`).
   never settles them; the cleaner brings those two back; the worker runs every item, failing some
   once (retried) and some always (dead-lettered under the producer's policy); the cleaner's
   language reads the dead items and the worker's failure in their detail. Each item is handled to
-  success exactly once, with its exact payload bytes, and the queue ends empty.
+  success exactly once, with its exact payload bytes, and the queue ends empty. The 6 assignments
+  hold every ordered pair of two different languages for every pair of roles (who adds, who runs
+  it, who recovers it, who reads its death); one language in two roles is each client's own tests.
 - A delayed add in one language and its lease in another (every ordered pair), on the server's
   frozen clock: not a millisecond early.
 - A sharded queue (profile sharded, 4 shards) fed by all three and served by all three at once.
