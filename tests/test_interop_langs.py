@@ -37,7 +37,8 @@ from rwq import WorkQueue
 from rwq.conformance.redis_server import RedisServer
 from rwq.sharded import ShardedWorkQueue
 
-POLICY = {"max_attempts": 3, "backoff": "fixed", "base_ms": 50}
+MAX_ATTEMPTS = 3
+POLICY = {"max_attempts": MAX_ATTEMPTS, "backoff": "fixed", "base_ms": 50}
 PAYLOADS: dict[str, bytes] = {
     "plain-0": b"hello",  # the first two are leased and abandoned by the producer
     "plain-1": bytes(range(256)),
@@ -114,7 +115,7 @@ def items(payloads: dict[str, bytes]) -> list[dict[str, str]]:
 
 def attempts_of(item_id: str) -> int:
     """How many handler calls an item takes: fail-* all the policy's, flaky-* two, others one."""
-    return POLICY["max_attempts"] if item_id.startswith("fail-") else 2 if item_id.startswith("flaky-") else 1  # type: ignore[return-value]
+    return MAX_ATTEMPTS if item_id.startswith("fail-") else 2 if item_id.startswith("flaky-") else 1
 
 
 def check_calls(
@@ -187,7 +188,7 @@ def test_producer_worker_and_cleaner_in_three_languages(
     dead = {item["id"]: item for item in clean.run("dead", prefix, {})}
     assert set(dead) == {"fail-0", "fail-1"}
     for item_id, item in dead.items():
-        assert item["attempts"] == POLICY["max_attempts"]
+        assert item["attempts"] == MAX_ATTEMPTS
         assert f"failed {item_id} at attempt 3" in item["reason"], item["reason"]
         assert f"failed {item_id} at attempt 3" in item["detail"], item["detail"]
         assert base64.b64decode(item.get("data", "")) == PAYLOADS[item_id]
@@ -288,7 +289,7 @@ def test_a_sharded_queue_fed_and_served_by_three_languages_at_once(
         assert any(call["ok"] for call in result["calls"]), f"the {lang} worker handled nothing"
     dead = {item["id"]: item for item in langs["typescript"].run("dead", prefix, {"shards": SHARDS})}
     assert set(dead) == {item_id for item_id in payloads if item_id.startswith("fail-")}
-    assert all(item["attempts"] == POLICY["max_attempts"] for item in dead.values())
+    assert all(item["attempts"] == MAX_ATTEMPTS for item in dead.values())
     shard_keys = {key[: key.index("}") + 1] for key in keys(r) if key != done_key}
     assert shard_keys <= {f"{{{prefix}#{n}}}" for n in range(SHARDS)} | {f"{{{prefix}#bell}}"}
     shards = ShardedWorkQueue(r, prefix, shards=SHARDS).queues
