@@ -317,6 +317,91 @@ describe("leases under both names", () => {
   });
 });
 
+describe("flat leases and orphans", () => {
+  test("a flat fleet shares the queue with npm 0.1.5, whose cleaner never sees flat leases", async () => {
+    // Profile flat (SPEC §18): a flat lease sits in P:in_flight; rwq's light clean recovers it.
+    const p = prefix();
+    const flat = rwq(p, { flatInFlight: true });
+    const fleet = g1(p);
+    assert.deepEqual(await flat.addMany([{ id: "a", data: "A" }, { id: "b", data: "B" }, { id: "c", data: "C" }]), [true, true, true]);
+    const held = await flat.lease(60_000);
+    const theirs = await fleet.lease(db, 30, false);
+    assert.ok(held && theirs);
+    assert.deepEqual([held.id, theirs.id], ["a", "b"]);
+    assert.deepEqual(await lists(p), [["c"], ["b"]]);
+    assert.deepEqual(await db.zrange(`${p}:in_flight`, 0, -1), ["a"]);
+    assert.equal((await flat.counts()).processing, 2); // LLEN processing alone would say 1
+
+    await expire(`${p}:lease:a`); // the flat lease runs out: its key gone, its deadline moved back
+    await db.zadd(`${p}:in_flight`, 1, "a");
+    await fleet.lightClean(db);
+    assert.deepEqual(await lists(p), [["c"], ["b"]]); // npm does not see flat leases
+    assert.deepEqual(await flat.lightClean(), { requeued: ["a"], dropped: 0, dead: [], promoted: 0 });
+    assert.deepEqual(await lists(p), [["a", "c"], ["b"]]);
+    assert.equal(await fleet.complete(db, theirs), true);
+    const again = await fleet.lease(db, 30, false);
+    assert.ok(again);
+    assert.equal(again.id, "c");
+    assert.equal(await flat.complete(again.id), true); // a flat client completes a listed lease
+    const last = await flat.lease(30_000);
+    assert.ok(last);
+    assert.deepEqual([last.id, last.data.toString()], ["a", "A"]);
+    assert.equal(await flat.complete(last, { requireLease: true }), true);
+    assert.deepEqual(await keys(p), []);
+  });
+
+  test("rwq's deep clean leaves an npm-leased orphan alone until its lease runs out", async () => {
+    const p = prefix();
+    const queue = rwq(p);
+    const fleet = g1(p);
+    await fleet.addItem(db, new Item("O", "o"));
+    const item = await fleet.lease(db, 10, false);
+    assert.ok(item);
+    // npm's complete crashed after its first step (LREM): the item is in no list.
+    assert.equal(await db.lrem(`${p}:processing`, 0, "o"), 1);
+    const nothing = { requeued: [], dropped: 0, dead: [], promoted: 0 };
+    assert.deepEqual(await queue.deepClean(), nothing);
+    assert.deepEqual(await queue.lightClean(), nothing);
+    await expire(`${p}:leased_by_session:o`);
+    assert.deepEqual(await queue.deepClean(), { ...nothing, requeued: ["o"] });
+    const again = await fleet.lease(db, 10, false);
+    assert.ok(again);
+    assert.deepEqual([again.id, Buffer.from(again.data).toString()], ["o", "O"]);
+    assert.equal(await fleet.complete(db, again), true);
+    assert.deepEqual(await keys(p), []);
+  });
+
+  test("an id added again after npm completed it is not orphaned by a lingering rwq lease", async () => {
+    // npm's complete leaves P:lease:<id> behind: the id added again must still reach a worker.
+    const p = prefix();
+    const queue = rwq(p);
+    const fleet = g1(p);
+    await fleet.addItem(db, new Item("v1", "x"));
+    const slow = await fleet.lease(db, 1, false);
+    assert.ok(slow);
+    await expire(`${p}:leased_by_session:x`);
+    assert.deepEqual((await queue.lightClean()).requeued, ["x"]);
+    const crashed = await queue.lease(60_000);
+    assert.ok(crashed);
+    assert.equal(await fleet.complete(db, slow), true);
+    assert.deepEqual(await keys(p), [`${p}:lease:x`]);
+
+    assert.equal(await queue.add("x", "v2"), true);
+    let first = await queue.lease(60_000);
+    const [queued, processing] = await lists(p);
+    assert.ok(first || [...queued!, ...processing!].includes("x"), "the item added again is in no list");
+    if (!first) {
+      await expire(`${p}:lease:x`); // kept until the stale lease is gone, then brought back
+      assert.deepEqual((await queue.lightClean()).requeued, ["x"]);
+      first = await queue.lease(60_000);
+    }
+    assert.ok(first);
+    assert.equal(first.data.toString(), "v2");
+    assert.equal(await queue.complete(first, { requireLease: true }), true);
+    assert.deepEqual(await keys(p), []);
+  });
+});
+
 describe("completion across generations", () => {
   test("rwq's complete deletes the npm lease; npm's late complete resurrects nothing", async () => {
     const p = prefix();
