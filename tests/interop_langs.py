@@ -68,6 +68,11 @@ class Subprocess(Running):
         assert line == "ready\n", f"{self.what} did not start: {line!r}, {self._stderr()}"
         self._ready = True
 
+    def kill(self) -> None:
+        """SIGKILL: the program dies at once, holding what it holds (a crash)."""
+        self.proc.kill()
+        self.proc.communicate(timeout=RUN_TIMEOUT_S)
+
     def _stderr(self) -> str:
         try:
             return self.proc.communicate(timeout=5)[1]

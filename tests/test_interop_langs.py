@@ -1,14 +1,15 @@
 """Python, Go and TypeScript on one queue (issue #23 part 3), each through its real library and,
 as a worker, its real Worker (the players of :mod:`interop_langs`).
 
-- Every assignment of the three languages to producer, worker and cleaner (3! = 6): the producer
-  stores the retry policy and adds every item, then, as a consumer that crashes, leases two and
-  never settles them; the cleaner brings those two back; the worker runs every item, failing some
-  once (retried) and some always (dead-lettered under the producer's policy); the cleaner's
-  language reads the dead items and the worker's failure in their detail. Each item is handled to
-  success exactly once, with its exact payload bytes, and the queue ends empty. The 6 assignments
-  hold every ordered pair of two different languages for every pair of roles (who adds, who runs
-  it, who recovers it, who reads its death); one language in two roles is each client's own tests.
+- Every assignment of a language to each of producer, worker and cleaner (3 x 3 x 3 = 27, the 6
+  permutations among them): the producer stores the retry policy and adds every item, then, as a
+  consumer that crashes, leases two and never settles them; the cleaner brings those two back;
+  the worker runs every item, failing some once (retried) and some always (dead-lettered under the
+  producer's policy); the cleaner's language reads the dead items and the worker's failure in
+  their detail. Each item is handled to success exactly once, with its exact payload bytes, and
+  the queue ends empty (about a second each).
+- A real Worker (Go, TypeScript) killed while its handlers run: a cleaner in another language
+  brings its items back once their leases run out, a worker in the third runs them.
 - A delayed add in one language and its lease in another (every ordered pair), on the server's
   frozen clock: not a millisecond early.
 - A sharded queue (profile sharded, 4 shards) fed by all three and served by all three at once.
@@ -32,7 +33,7 @@ import pytest
 import redis
 
 from interop_helpers import text
-from interop_langs import LANGS, ROOT, Program, PythonPlayer, Running, b64
+from interop_langs import LANGS, ROOT, Program, PythonPlayer, Running, Subprocess, b64
 from rwq import WorkQueue
 from rwq.conformance.redis_server import RedisServer
 from rwq.sharded import ShardedWorkQueue
@@ -140,7 +141,7 @@ def keys(db: redis.Redis) -> set[str]:
 # --- every role in every language ------------------------------------------------------------------
 
 
-@pytest.mark.parametrize(("producer", "worker", "cleaner"), list(itertools.permutations(LANGS)))
+@pytest.mark.parametrize(("producer", "worker", "cleaner"), list(itertools.product(LANGS, repeat=3)))
 def test_producer_worker_and_cleaner_in_three_languages(
     request: pytest.FixtureRequest,
     *,
@@ -204,6 +205,63 @@ def test_producer_worker_and_cleaner_in_three_languages(
     assert keys(r) == {
         f"{prefix}:{key}" for key in ("policy", "dead", "dead:data", "dead:info", "interop-done")
     }
+
+
+# --- a worker killed in one language, its items brought back by another's cleaner -----------------
+
+
+@pytest.mark.parametrize(
+    ("victim", "cleaner", "worker"), [("go", "typescript", "python"), ("typescript", "python", "go")]
+)
+def test_the_items_of_a_killed_worker_come_back_through_another_languages_cleaner(
+    request: pytest.FixtureRequest,
+    *,
+    redis_server: RedisServer,
+    r: redis.Redis,
+    fresh_prefix: str,
+    victim: str,
+    cleaner: str,
+    worker: str,
+) -> None:
+    """A real Worker (Go or TypeScript) SIGKILLed while its handlers run: its renewed leases keep
+    the items from every cleaner until they run out; then a cleaner in another language brings
+    them back, and a worker in the third runs everything once."""
+    prefix, done_key = fresh_prefix, f"{fresh_prefix}:interop-done"
+    payloads = {f"item-{n}": bytes([n, 0, 255]) * (n + 1) for n in range(6)}
+    assert (
+        player(request, redis_server, worker).run("produce", prefix, {"items": items(payloads)})["added"]
+        == [True] * 6
+    )
+    doomed = player(request, redis_server, victim)
+    assert isinstance(doomed, Program)
+    running = doomed.start(
+        "work", prefix, {"concurrency": 2, "lease_ms": 10_000, "handler_ms": 60_000, "done_key": done_key}
+    )
+    running.wait_ready()
+    queue = WorkQueue(r, prefix)
+    deadline = time.monotonic() + 10
+    while queue.counts().processing < 2:
+        assert time.monotonic() < deadline, "the worker never took two items"
+        time.sleep(0.02)
+    assert isinstance(running, Subprocess)
+    running.kill()
+    held = sorted(text(raw) for raw in r.lrange(f"{prefix}:processing", 0, -1))
+    assert len(held) == 2
+
+    clean = player(request, redis_server, cleaner)
+    assert clean.run("clean", prefix, {})["light"]["requeued"] == []  # the dead worker's leases still live
+    for item_id in held:
+        assert r.pexpire(f"{prefix}:lease:{item_id}", 1)
+    while r.exists(*(f"{prefix}:lease:{item_id}" for item_id in held)):
+        assert time.monotonic() < deadline + 5, "the leases did not run out"
+    assert sorted(clean.run("clean", prefix, {})["light"]["requeued"]) == held
+
+    r.set(done_key, b"1")
+    result = player(request, redis_server, worker).run("work", prefix, {**WORK, "done_key": done_key})
+    assert result["timed_out"] is False
+    check_calls(result["calls"], payloads, dict.fromkeys(held, 2))
+    counts = queue.counts()
+    assert (counts.queued, counts.processing, counts.delayed, counts.dead) == (0, 0, 0, 0)
 
 
 # --- a delayed add in one language, its lease in another --------------------------------------------
