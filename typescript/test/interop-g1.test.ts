@@ -298,7 +298,8 @@ describe("leases under both names", () => {
     await fleet.addItem(db, new Item("A", "a"));
     const item = await fleet.lease(db, 10, false);
     assert.ok(item);
-    assert.equal(await db.pttl(`${p}:leased_by_session:a`), 10_000);
+    const ttl = await db.pttl(`${p}:leased_by_session:a`); // npm's 10 s lease, less what has run since
+    assert.ok(ttl > 9_000 && ttl <= 10_000, `pttl ${ttl}`);
     const nothing = { requeued: [], dropped: 0, dead: [], promoted: 0 };
     assert.deepEqual(await queue.lightClean(), nothing);
     assert.deepEqual(await queue.deepClean(), nothing);
