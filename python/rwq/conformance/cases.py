@@ -115,10 +115,12 @@ def lint(case: Case) -> list[str]:
     busy: dict[str, str] = {}  # session -> async name in flight
     started: set[str] = set()
     for index, step in enumerate(case.steps, 1):
-        session = step.get("session") or step.get("wait_blocked")
+        session = step.get("session") or step.get("wait_blocked") or step.get("close") or step.get("reset")
         if session is not None and session not in case.sessions:
             problems.append(f"step {index}: unknown session {session!r}")
             continue
+        if ("close" in step or "reset" in step) and busy:
+            problems.append(f"step {index}: close or reset while {', '.join(sorted(busy.values()))} is in flight")
         if "call" in step:
             if step["session"] in busy:
                 problems.append(
