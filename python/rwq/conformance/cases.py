@@ -55,6 +55,8 @@ class Case:
     sessions: dict[str, SessionSpec]
     steps: tuple[dict[str, Any], ...]
     aliases: tuple[str, ...] = ()
+    should: bool = False
+    """The case checks SHOULDs only: its failure is a warning (status ``warn``), not a failure."""
 
 
 def load_cases(directory: Path) -> list[Case]:
@@ -104,6 +106,7 @@ def _build(document: dict[str, Any], raw: dict[str, Any], source: str) -> Case:
         sessions={name: SessionSpec(name, **spec) for name, spec in sessions.items()},
         steps=tuple(raw["steps"]),
         aliases=tuple(raw.get("aliases", ())),
+        should=bool(raw.get("should", False)),
     )
 
 
@@ -120,7 +123,9 @@ def lint(case: Case) -> list[str]:
             problems.append(f"step {index}: unknown session {session!r}")
             continue
         if ("close" in step or "reset" in step) and busy:
-            problems.append(f"step {index}: close or reset while {', '.join(sorted(busy.values()))} is in flight")
+            problems.append(
+                f"step {index}: close or reset while {', '.join(sorted(busy.values()))} is in flight"
+            )
         if "call" in step:
             if step["session"] in busy:
                 problems.append(
