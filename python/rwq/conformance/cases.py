@@ -39,6 +39,9 @@ class SessionSpec:
     """The prefix is ``{rwqc:<token>#<as_shard>}`` (then ``:<queue>`` if ``queue`` is given): for
     ``0``..``1023`` alone, shard ``as_shard`` of the sharded queue named by the namespace
     (RWQ-KEYS-010)."""
+    empty_prefix: bool = False
+    """The prefix is the empty string, which every client must refuse (RWQ-KEYS-011); needs
+    ``refusable``."""
 
 
 @dataclass(frozen=True)
@@ -170,6 +173,8 @@ def lint(case: Case) -> list[str]:
     if any(spec.own_process for spec in case.sessions.values()) and "multi-process" not in case.needs:
         problems.append("own_process sessions need 'multi-process' in needs")
     for spec in case.sessions.values():
+        if spec.empty_prefix and not (spec.refusable and "managed-redis" in case.needs):
+            problems.append(f"session {spec.name!r}: empty_prefix needs refusable and 'managed-redis'")
         if spec.proxied and not (spec.own_process and "managed-redis" in case.needs):
             problems.append(f"session {spec.name!r}: proxied needs own_process and 'managed-redis' in needs")
     return problems

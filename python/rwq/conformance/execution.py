@@ -166,6 +166,8 @@ class CaseContext:
             prefix = self.prefix(spec.queue, tagged=not spec.untagged)
             if spec.as_shard is not None:
                 prefix = f"{{{bare}#{spec.as_shard}}}" + (f":{spec.queue}" if spec.queue else "")
+            if spec.empty_prefix:
+                prefix = ""
             self.sessions[spec.name] = Session(spec, prefix, f"rwqc-{token}-{spec.name}")
 
     @property
