@@ -192,3 +192,15 @@ def test_report_verdicts_cover_every_requirement(reference_report: dict[str, Any
         "legacy-lease",
         "declared-keys",
     ]
+
+
+def test_cases_of_shoulds_cite_only_shoulds() -> None:
+    """A case marked should: true warns instead of failing, so every requirement it cites must be a
+    SHOULD (or SHOULD NOT): a MUST never hides behind a warning."""
+    wrong = {
+        case.id: [req for req in case.requirements if not _requirements()[req]["level"].startswith("SHOULD")]
+        for case in _cases()
+        if case.should
+    }
+    assert {case_id: reqs for case_id, reqs in wrong.items() if reqs} == {}
+    assert wrong, "no case checks a SHOULD as a warning"

@@ -908,3 +908,36 @@ def test_commands_an_external_redis_refuses_make_cases_not_applicable(tmp_path: 
             assert case["status"] == "not-applicable"
             assert case["note"].startswith("environment lacks: a command the runner needs (")
             assert "no permissions" in case["note"]
+
+
+SHORT_TOKENS = """
+import secrets
+
+from rwq.conformance import reference_adapter
+from rwq.protocol import operations
+
+operations.new_token = lambda: secrets.token_hex(4)  # 32 bits: RWQ-SEC-004 (a SHOULD) asks 128
+reference_adapter.main()
+"""
+
+
+def test_a_missed_should_is_a_warning_not_a_failure(tmp_path: Path) -> None:
+    """A case of SHOULDs (should: true) that fails is status warn: reported in the report, the
+    terminal, junit.xml and the requirement's verdict, but the run still conforms."""
+    adapter = adapter_script(tmp_path, "short-tokens", SHORT_TOKENS)
+    outcome = conformance(tmp_path, adapter=adapter, pattern="encoding/token/*")
+    assert outcome.code == EXIT_CONFORMS
+    assert outcome.status("encoding/token/at-least-16-bytes") == "warn"
+    assert (
+        "8 is less than the minimum of 16"
+        in outcome.case("encoding/token/at-least-16-bytes")["failure"]["message"]
+    )
+    assert outcome.status("encoding/token/unique-across-processes") == "pass"  # the MUSTs still hold
+    assert outcome.report["requirements"]["RWQ-SEC-004"]["verdict"] == "warn"
+    assert outcome.report["summary"]["warnings"] == 1
+    assert outcome.report["verdict"] == "conforms"
+    assert outcome.text.rstrip("\n").splitlines()[-1].endswith("failed, 0 skipped, 1 warning")
+    assert "warning (a SHOULD)" in (tmp_path / "out-0" / "junit.xml").read_text()
+    reference = conformance(tmp_path, pattern="encoding/token/at-least-16-bytes")
+    assert reference.status("encoding/token/at-least-16-bytes") == "pass"
+    assert reference.closing == (1, 0, 0)

@@ -56,8 +56,23 @@ func get[T any](p P, name string, def T) T {
 }
 
 func has(p P, name string) bool { _, ok := p[name]; return ok }
-func ms(p P, name string) int64 { return get(p, name, int64(0)) }
-func id(p P) string             { return string(get(p, "id", jbytes{})) }
+func ms(p P, name string) int64 {
+	if v := msOrNil(p, name); v != nil {
+		return *v
+	}
+	return 0
+}
+
+// msOrNil decodes a duration (nil when absent). One that is not an integer (1.5, "5", true)
+// cannot reach the library's int64, as a caller's compiler would refuse it: INVALID_ARGUMENT
+// (PROTOCOL.md section 4), not BAD_REQUEST.
+func msOrNil(p P, name string) (v *int64) {
+	if raw, ok := p[name]; ok && json.Unmarshal(raw, &v) != nil {
+		panic(failure{"domain", "INVALID_ARGUMENT", name + " is not an integer number of milliseconds"})
+	}
+	return v
+}
+func id(p P) string { return string(get(p, "id", jbytes{})) }
 
 // lease is a lease the runner passes back ({id, token}); target, a lease or an id (no token).
 func lease(p P) rwq.Lease             { return rwq.Lease{ID: id(p), Token: get(p, "token", "")} }
@@ -166,7 +181,7 @@ var methods = map[string]func(q Q, p P) (any, error){
 	},
 	"deep_clean": func(q Q, p P) (any, error) { return res(q.DeepClean(ctx, get(p, "chunk", rwq.DefaultDeepCleanChunk))) },
 	"fail": func(q Q, p P) (any, error) {
-		opts := rwq.FailOptions{Dead: get(p, "dead", false), DelayMs: get(p, "delay_ms", (*int64)(nil)),
+		opts := rwq.FailOptions{Dead: get(p, "dead", false), DelayMs: msOrNil(p, "delay_ms"),
 			FallbackDelayMs: ms(p, "fallback_delay_ms"), Detail: get(p, "detail", "")}
 		return res(q.FailWith(ctx, target(p), get(p, "reason", ""), opts))
 	},

@@ -39,6 +39,9 @@ class SessionSpec:
     """The prefix is ``{rwqc:<token>#<as_shard>}`` (then ``:<queue>`` if ``queue`` is given): for
     ``0``..``1023`` alone, shard ``as_shard`` of the sharded queue named by the namespace
     (RWQ-KEYS-010)."""
+    empty_prefix: bool = False
+    """The prefix is the empty string, which every client must refuse (RWQ-KEYS-011); needs
+    ``refusable``."""
 
 
 @dataclass(frozen=True)
@@ -55,6 +58,8 @@ class Case:
     sessions: dict[str, SessionSpec]
     steps: tuple[dict[str, Any], ...]
     aliases: tuple[str, ...] = ()
+    should: bool = False
+    """The case checks SHOULDs only: its failure is a warning (status ``warn``), not a failure."""
 
 
 def load_cases(directory: Path) -> list[Case]:
@@ -104,6 +109,7 @@ def _build(document: dict[str, Any], raw: dict[str, Any], source: str) -> Case:
         sessions={name: SessionSpec(name, **spec) for name, spec in sessions.items()},
         steps=tuple(raw["steps"]),
         aliases=tuple(raw.get("aliases", ())),
+        should=bool(raw.get("should", False)),
     )
 
 
@@ -115,10 +121,14 @@ def lint(case: Case) -> list[str]:
     busy: dict[str, str] = {}  # session -> async name in flight
     started: set[str] = set()
     for index, step in enumerate(case.steps, 1):
-        session = step.get("session") or step.get("wait_blocked")
+        session = step.get("session") or step.get("wait_blocked") or step.get("close") or step.get("reset")
         if session is not None and session not in case.sessions:
             problems.append(f"step {index}: unknown session {session!r}")
             continue
+        if ("close" in step or "reset" in step) and busy:
+            problems.append(
+                f"step {index}: close or reset while {', '.join(sorted(busy.values()))} is in flight"
+            )
         if "call" in step:
             if step["session"] in busy:
                 problems.append(
@@ -163,6 +173,8 @@ def lint(case: Case) -> list[str]:
     if any(spec.own_process for spec in case.sessions.values()) and "multi-process" not in case.needs:
         problems.append("own_process sessions need 'multi-process' in needs")
     for spec in case.sessions.values():
+        if spec.empty_prefix and not (spec.refusable and "managed-redis" in case.needs):
+            problems.append(f"session {spec.name!r}: empty_prefix needs refusable and 'managed-redis'")
         if spec.proxied and not (spec.own_process and "managed-redis" in case.needs):
             problems.append(f"session {spec.name!r}: proxied needs own_process and 'managed-redis' in needs")
     return problems

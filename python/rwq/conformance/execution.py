@@ -112,6 +112,8 @@ class Session:
     client_name: str
     process: AdapterProcess | None = None
     refused: Reply | None = None
+    closed: bool = False
+    """Closed by a ``close`` or ``reset`` step: its next call opens it again first."""
 
     @property
     def shards(self) -> int:
@@ -164,6 +166,8 @@ class CaseContext:
             prefix = self.prefix(spec.queue, tagged=not spec.untagged)
             if spec.as_shard is not None:
                 prefix = f"{{{bare}#{spec.as_shard}}}" + (f":{spec.queue}" if spec.queue else "")
+            if spec.empty_prefix:
+                prefix = ""
             self.sessions[spec.name] = Session(spec, prefix, f"rwqc-{token}-{spec.name}")
 
     @property
@@ -191,6 +195,8 @@ class CaseContext:
         session = self.sessions[name]
         if session.process is None:
             self._open(session)
+        elif session.closed:
+            self._send_open(session, session.process)
         assert session.process is not None
         return session.process
 
@@ -214,6 +220,10 @@ class CaseContext:
         else:
             process = self.pool.shared(impl)
         session.process = self._track(process)
+        self._send_open(session, process)
+
+    def _send_open(self, session: Session, process: AdapterProcess) -> None:
+        session.closed = False
         args: dict[str, Any] = {
             "session": session.spec.name,
             "queue": session.prefix,
@@ -292,7 +302,9 @@ def _call(ctx: CaseContext, step: dict[str, Any]) -> None:
     if "async" in step:
         ctx.pending[step["async"]] = Pending(name, process.send("call", args), method)
         return
-    wait_s = params.get("timeout_ms", 0) / 1000 if params.get("block") else 0
+    timeout_ms = params.get("timeout_ms", 0)  # a case may pass a non-integer that must be refused
+    blocking = params.get("block") is True and type(timeout_ms) in (int, float)
+    wait_s = timeout_ms / 1000 if blocking else 0
     reply = process.request("call", args, timeout_s=ctx.request_s + wait_s)
     if not reply.ok and reply.kind == "domain" and reply.code == "INVALID_ARGUMENT":
         ctx.invalid_steps.add(ctx.position)  # refused before any I/O (RWQ-ERR-002), checked on the wire
@@ -305,6 +317,20 @@ def _await(ctx: CaseContext, step: dict[str, Any]) -> None:
     if process is None:
         raise StepFailure(CASE_ERROR, f"the process of {pending.session!r} was killed before the await")
     _settle(ctx, pending.method, process.receive(pending.request_id, ctx.request_s), step)
+
+
+def _close(ctx: CaseContext, step: dict[str, Any]) -> None:
+    """``close``: the adapter's ``close`` op on one session, or ``reset`` (every session of the
+    session's process), mid-case, so that what a client sends while it closes is traced and checked
+    like any step (RWQ-SCRIPT-006: no ``QUIT``). The session's next call opens it again first."""
+    name, op = (step["close"], "close") if "close" in step else (step["reset"], "reset")
+    process = ctx.process_for(name)
+    reply = process.request(op, {"session": name} if op == "close" else None)
+    if not reply.ok:
+        raise StepFailure("adapter-error", f"{op} of {name!r} was refused: {reply.describe()}")
+    for session in ctx.sessions.values():
+        if session.spec.name == name or (op == "reset" and session.process is process):
+            session.closed = True
 
 
 def _wait_blocked(ctx: CaseContext, step: dict[str, Any]) -> None:
@@ -442,6 +468,8 @@ VERBS: dict[str, Verb] = {
     "call": _call,
     "await": _await,
     "wait_blocked": _wait_blocked,
+    "close": _close,
+    "reset": _close,
     "redis": _redis,
     "advance_time_ms": _advance,
     "fault": _fault,
