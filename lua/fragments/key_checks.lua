@@ -1,32 +1,16 @@
--- Key types (RWQ-SCRIPT-007), all read before the first write, each key at most once per call
--- (a composite's parts share them): types[key] is false for a missing key, else its type. A part
--- that defers its check appends its string keys to `batch` and its profile keys to
+-- A part that defers its check appends its string keys to `batch` and its profile keys to
 -- `batch_absent`; the next check_keys(batch, batch_absent) checks them with its own, and its MGET
 -- values are kept in `batch_values` (a composite's complete part defers to its lease part).
-local types, batch, batch_absent, batch_values = {}, {}, {}, nil
-local function wrong_type(key)
-  return redis.error_reply('RWQ_WRONG_TYPE ' .. key .. ' holds another Redis type than SPEC 3 gives it')
-end
--- `key` if it exists with another type than `want` (its TYPE read once per call), else nil.
-local function mistyped(key, want)
-  local t = types[key]
-  if t == nil then
-    t = redis.call('TYPE', key).ok
-    if t == 'none' then t = false end
-    types[key] = t
-  end
-  if t and t ~= want then return key end
-end
+local batch, batch_absent, batch_values = {}, {}, nil
 -- Checks the string keys `strings` and the keys of `absent` (alternately a key and its type:
 -- profile keys, which a queue without that profile lacks) by one MGET and one EXISTS: equal
 -- counts mean that every existing key of `strings` holds a string and no key of `absent` exists,
 -- and no TYPE is read. Otherwise TYPE tells which keys of `absent` exist, in their order until
 -- the counts agree (so the keys likeliest to exist come first), and, if the counts still
--- differ, which key of `strings` holds another type. Returns the MGET values (false:
--- missing; nil when no MGET ran) and the first key of another type, or nil. `exists_first`: the
--- keys are usually all missing (add), so EXISTS comes first, and MGET only when it counts some.
--- A key of `absent` whose type is known already is not counted again.
-local function check_keys(strings, absent, exists_first)
+-- differ, which key of `strings` holds another type. Returns the MGET values (false: missing;
+-- nil when there were no string keys) and the first key of another type, or nil. A key of
+-- `absent` whose type is known already is not counted again.
+local function check_keys(strings, absent)
   local s, n, values, existing, found = #strings, #strings, nil, 0, 0
   for i = 1, #absent, 2 do
     if types[absent[i]] == nil then
@@ -35,11 +19,8 @@ local function check_keys(strings, absent, exists_first)
       strings[n] = absent[i]
     end
   end
-  if n > 0 then
-    if exists_first then existing = redis.call('EXISTS', unpack(strings, 1, n)) end
-    if s > 0 and (existing > 0 or not exists_first) then values = redis.call('MGET', unpack(strings, 1, s)) end
-    if not exists_first then existing = redis.call('EXISTS', unpack(strings, 1, n)) end
-  end
+  if s > 0 then values = redis.call('MGET', unpack(strings, 1, s)) end
+  if n > 0 then existing = redis.call('EXISTS', unpack(strings, 1, n)) end
   for i = 1, values and s or 0 do
     if values[i] then found = found + 1 end
   end
@@ -68,14 +49,4 @@ local function check_keys(strings, absent, exists_first)
     end
   end
   return values
-end
--- True when `reply` (of redis.pcall) is Redis refusing a key of another type: a read that
--- refuses before any write, or the first write, is then that key's check. Any other error is
--- raised, as redis.call would.
-local function refused(reply)
-  if type(reply) == 'table' and reply.err then
-    if string.find(reply.err, 'WRONGTYPE', 1, true) then return true end
-    error(reply)
-  end
-  return false
 end
