@@ -5,7 +5,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
+	"net"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -621,6 +623,233 @@ func TestWorkerNeverRunsAnIDTwiceAtOnce(t *testing.T) {
 		t.Fatalf("the second lease did not wait for the first run:\n%s", logged)
 	}
 	if s := w.Stats(); s != (WorkerStats{Completed: 1, Failed: 1}) {
+		t.Fatalf("stats %+v", s)
+	}
+}
+
+// runUntil runs w in the background; cancel ends Run's context, and wait waits (at most 10 s)
+// for Run to return nil. Unlike started, cancel does not wait, so a test can act during the stop.
+func runUntil(t *testing.T, w *Worker) (cancel func(), wait func()) {
+	t.Helper()
+	c, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- w.Run(c) }()
+	var once sync.Once
+	wait = func() {
+		once.Do(func() {
+			cancel()
+			select {
+			case err := <-done:
+				if err != nil {
+					t.Errorf("Run: %v", err)
+				}
+			case <-time.After(10 * time.Second):
+				t.Errorf("Run did not return within 10 s of its context's end")
+			}
+		})
+	}
+	t.Cleanup(wait)
+	return cancel, wait
+}
+
+// During the grace period the renewer keeps renewing: a handler running past LeaseMs after the
+// stop keeps its lease, so no other worker runs the item meanwhile (red-team mutant
+// go_worker_renewals_stop_at_stop: the renewer ended at the stop).
+func TestWorkerRenewsLeasesDuringTheGracePeriod(t *testing.T) {
+	q, rdb := newQueue(t, nil)
+	addItems(t, q, "slow")
+	log, _ := quietLog()
+	ev := newEvents()
+	w := must[*Worker](t)(NewWorker(q, func(ctx context.Context, job *Job) error {
+		select {
+		case <-time.After(1000 * time.Millisecond):
+			return nil
+		case <-ctx.Done():
+			return context.Cause(ctx)
+		}
+	}, &WorkerOptions{LeaseMs: 300, RenewIntervalMs: 100, ShutdownGraceMs: 2000, CleanIntervalMs: -1,
+		PollTimeoutMs: 50, Logger: log, OnEvent: ev.on}))
+	cancel, wait := runUntil(t, w)
+	ev.next(t, EventLeased, "slow", 5*time.Second)
+	time.Sleep(50 * time.Millisecond)
+	cancel()
+	time.Sleep(550 * time.Millisecond) // 600 ms after the lease: twice LeaseMs
+	if n := must[int64](t)(rdb.Exists(ctx, q.Prefix()+":lease:slow").Result()); n != 1 {
+		t.Fatal("the lease expired during the grace period: the renewer stopped at the stop")
+	}
+	other := must[*Queue](t)(New(rdb, q.Prefix(), nil))
+	if r := must[CleanReport](t)(other.LightClean(ctx, 100)); len(r.Requeued) != 0 {
+		t.Fatalf("a light clean requeued %v during the grace period", r.Requeued)
+	}
+	wait()
+	if s := w.Stats(); s != (WorkerStats{Completed: 1}) {
+		t.Fatalf("stats %+v", s)
+	}
+}
+
+// A handler that returns nil while the worker stops, after its lease was lost and another
+// consumer leased the item, must not complete it: the settle completes as the lease holder only,
+// and the worker counts the item lost (red-team mutant go_worker_completes_by_id_at_stop: a
+// completion by id there completed the other consumer's item).
+func TestWorkerAtStopDoesNotCompleteAnItemItLost(t *testing.T) {
+	q, rdb := newQueue(t, nil)
+	addItems(t, q, "moved")
+	log, _ := quietLog()
+	ev := newEvents()
+	release := make(chan struct{})
+	// Renewals every 5 s: none comes while the test moves the item, so the handler runs on and
+	// returns nil rather than having its context ended by a renewal that finds the lease lost.
+	w := must[*Worker](t)(NewWorker(q, func(ctx context.Context, job *Job) error {
+		<-release
+		return nil
+	}, &WorkerOptions{LeaseMs: 10_000, RenewIntervalMs: 5_000, ShutdownGraceMs: 5_000, CleanIntervalMs: -1,
+		PollTimeoutMs: 50, Logger: log, OnEvent: ev.on}))
+	cancel, wait := runUntil(t, w)
+	defer close(release)
+	ev.next(t, EventLeased, "moved", 5*time.Second)
+	// The lease ends (as if expired), a light clean requeues the item, another consumer leases it.
+	must[int64](t)(rdb.Del(ctx, q.Prefix()+":lease:moved").Result())
+	other := must[*Queue](t)(New(rdb, q.Prefix(), nil))
+	if r := must[CleanReport](t)(other.LightClean(ctx, 100)); len(r.Requeued) != 1 {
+		t.Fatalf("the light clean requeued %v, not the item", r.Requeued)
+	}
+	theirs := must[*Lease](t)(other.Lease(ctx, 10_000))
+	if theirs == nil || theirs.ID != "moved" {
+		t.Fatalf("the other consumer leased %v", theirs)
+	}
+	cancel()
+	for deadline := time.Now().Add(5 * time.Second); !w.isStopping(); time.Sleep(time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("the worker did not start stopping")
+		}
+	}
+	release <- struct{}{} // the handler returns nil while the worker stops
+	wait()                // Run returns once the item is settled
+	if ok, err := other.CompleteOwned(ctx, *theirs); !ok || err != nil {
+		t.Fatalf("the other consumer's lease is gone (%v): the stopping worker completed the item it had lost", err)
+	}
+	if s := w.Stats(); s != (WorkerStats{Lost: 1}) {
+		t.Fatalf("stats %+v", s)
+	}
+	ev.any(t, EventLost, "moved", time.Second)
+}
+
+// breaker is a TCP proxy to the test server that can break one request: once armed, the next
+// bytes a client sends close that connection instead of reaching Redis (a network blip).
+type breaker struct {
+	l     net.Listener
+	armed atomic.Bool
+	broke chan struct{}
+	mu    sync.Mutex
+	conns []net.Conn
+}
+
+func newBreaker(t *testing.T) *breaker {
+	t.Helper()
+	l := must[net.Listener](t)(net.Listen("tcp", "127.0.0.1:0"))
+	b := &breaker{l: l, broke: make(chan struct{}, 1)}
+	t.Cleanup(func() {
+		l.Close()
+		b.mu.Lock()
+		defer b.mu.Unlock()
+		for _, c := range b.conns {
+			c.Close()
+		}
+	})
+	go func() {
+		for {
+			c, err := l.Accept()
+			if err != nil {
+				return
+			}
+			s, err := net.Dial("tcp", standaloneAddr)
+			if err != nil {
+				c.Close()
+				continue
+			}
+			b.mu.Lock()
+			b.conns = append(b.conns, c, s)
+			b.mu.Unlock()
+			go func() { defer c.Close(); defer s.Close(); _, _ = io.Copy(c, s) }()
+			go func() {
+				defer c.Close()
+				defer s.Close()
+				buf := make([]byte, 32<<10)
+				for {
+					n, err := c.Read(buf)
+					if n > 0 && b.armed.CompareAndSwap(true, false) {
+						b.broke <- struct{}{}
+						return
+					}
+					if n > 0 {
+						if _, werr := s.Write(buf[:n]); werr != nil {
+							return
+						}
+					}
+					if err != nil {
+						return
+					}
+				}
+			}()
+		}
+	}()
+	return b
+}
+
+// One failed renewal round trip (a connection broken mid-request) is logged and retried at the
+// next interval; the leases are still held, so no handler is cancelled and nothing is lost
+// (red-team mutant go_worker_renew_error_cancels_all: every handler was cancelled with
+// ErrLeaseLost).
+func TestWorkerKeepsHandlersRunningAfterAFailedRenewal(t *testing.T) {
+	b := newBreaker(t)
+	rdb := redis.NewClient(&redis.Options{Addr: b.l.Addr().String(), MaxRetries: -1})
+	t.Cleanup(func() { rdb.Close() })
+	queueSeq++
+	q := must[*Queue](t)(New(rdb, fmt.Sprintf("test%d-%s", queueSeq, t.Name()), nil))
+	addItems(t, q, "a", "b")
+	log, logs := quietLog()
+	ev := newEvents()
+	release := make(chan struct{})
+	var releaseOnce sync.Once
+	free := func() { releaseOnce.Do(func() { close(release) }) }
+	defer free()
+	causes := make(chan error, 2)
+	w := must[*Worker](t)(NewWorker(q, func(ctx context.Context, job *Job) error {
+		select {
+		case <-release:
+			return nil
+		case <-ctx.Done():
+			causes <- context.Cause(ctx)
+			return ctx.Err()
+		}
+	}, &WorkerOptions{Concurrency: 2, LeaseMs: 1000, RenewIntervalMs: 100, ShutdownGraceMs: 200, CleanIntervalMs: -1,
+		PollTimeoutMs: 50, Logger: log, OnEvent: ev.on}))
+	_, wait := runUntil(t, w)
+	ev.any(t, EventLeased, "a", 5*time.Second)
+	ev.any(t, EventLeased, "b", 5*time.Second)
+	// Both slots now run a handler, so the renewer is the only one talking to Redis.
+	b.armed.Store(true)
+	select {
+	case <-b.broke:
+	case <-time.After(5 * time.Second):
+		t.Fatal("no request came to break")
+	}
+	for deadline := time.Now().Add(5 * time.Second); !strings.Contains(logs.String(), "renewing leases failed"); time.Sleep(5 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("the broken request was not a renewal; log:\n%s", logs.String())
+		}
+	}
+	time.Sleep(250 * time.Millisecond) // two more renewal rounds, which succeed
+	select {
+	case err := <-causes:
+		t.Fatalf("a handler's context ended (%v) after one failed renewal", err)
+	default:
+	}
+	free()
+	ev.any(t, EventCompleted, "a", 5*time.Second)
+	ev.any(t, EventCompleted, "b", 5*time.Second)
+	wait()
+	if s := w.Stats(); s != (WorkerStats{Completed: 2}) {
 		t.Fatalf("stats %+v", s)
 	}
 }
