@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { after, before, describe, test } from "node:test";
 import { inspect } from "node:util";
-import { Redis } from "ioredis";
+import { Redis, type RedisOptions } from "ioredis";
 import {
   InvalidArgumentError, Lease, LeaseLostError, Queue, RedisError, RwqError, ShardedQueue, ShardMismatchError,
   WrongTypeError, createClient, idFromBytes, idToBytes, scriptSha1s,
@@ -180,6 +180,31 @@ describe("bad input", () => {
     const plain = new Redis({ lazyConnect: true });
     assert.throws(() => new Queue(plain, "{q}"), /autoResendUnfulfilledCommands/);
     plain.disconnect();
+  });
+
+  test("a client refused when either setting re-sends, accepted only with both off (RWQ-FAIL-004)", () => {
+    const made: Redis[] = [];
+    const client = (options: RedisOptions): Redis => {
+      const c = new Redis({ lazyConnect: true, ...options });
+      made.push(c);
+      return c;
+    };
+    // ioredis's default maxRetriesPerRequest (20) re-sends although auto re-send is off, and the mirror case.
+    assert.throws(() => new Queue(client({ autoResendUnfulfilledCommands: false }), "{q}"), InvalidArgumentError);
+    assert.throws(() => new Queue(client({ maxRetriesPerRequest: 0 }), "{q}"), InvalidArgumentError);
+    assert.throws(() => new Queue(client({ autoResendUnfulfilledCommands: false, maxRetriesPerRequest: 3 }), "{q}"), InvalidArgumentError);
+    assert.throws(() => new Queue(client({ autoResendUnfulfilledCommands: true, maxRetriesPerRequest: 0 }), "{q}"), InvalidArgumentError);
+    assert.ok(new Queue(client({ autoResendUnfulfilledCommands: false, maxRetriesPerRequest: 0 }), "{q}"));
+    for (const c of made) c.disconnect();
+  });
+
+  test("createClient keeps its no-resend settings over redisOptions that ask to re-send (RWQ-FAIL-004)", () => {
+    const c = createClient("redis://127.0.0.1:1", { redisOptions: { maxRetriesPerRequest: 3, autoResendUnfulfilledCommands: true } });
+    clients.push(c);
+    const opts = (c as Redis).options;
+    assert.equal(opts.maxRetriesPerRequest, 0);
+    assert.equal(opts.autoResendUnfulfilledCommands, false);
+    assert.ok(new Queue(c, "{q}"), "the client it made is accepted");
   });
 });
 

@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { after, before, describe, test } from "node:test";
-import { type HandlerContext, InvalidArgumentError, NonRetryable, Queue, RetryLater, Worker, type WorkerOptions, createClient } from "@rwq-protocol/rwq";
+import { type HandlerContext, InvalidArgumentError, type Lease, NonRetryable, Queue, RetryLater, Worker, type WorkerOptions, createClient } from "@rwq-protocol/rwq";
 import { type Server1, sleep, startRedis } from "./helpers.js";
 
 let redis: Server1;
@@ -10,9 +10,9 @@ const quiet = { info: () => {}, warn: () => {}, error: () => {} };
 const logs: string[] = [];
 const recording = { info: (m: string) => logs.push(m), warn: (m: string) => logs.push(m), error: (m: string) => logs.push(m) };
 
-function queue(): Queue {
+function queue(prefix = `w${++n}:{q}`): Queue {
   const client = createClient(redis.url);
-  const q = new Queue(client, `w${++n}:{q}`);
+  const q = new Queue(client, prefix);
   closers.push(() => q.close(), () => client.disconnect());
   return q;
 }
@@ -199,6 +199,71 @@ describe("Worker", () => {
     assert.equal(stats.released, 1);
     assert.deepEqual(await q.counts(), { queued: 1, processing: 0, delayed: 0, dead: 0 });
     const again = await q.lease(1000);
+    assert.equal(again?.attempt, 1, "the attempt was refunded");
+  });
+
+  test("a handler that ends after its lease was lost and the item taken over does not complete it", async () => {
+    for (const stopFirst of [false, true]) { // completeAndLease while running; complete while stopping
+      const q = queue();
+      const other = queue(q.prefix); // another worker's client
+      await q.add("x", "X");
+      let taken: Lease | null = null;
+      const w = new Worker(q, async () => {
+        // Its lease runs out before a renewal (the key's expiry, done at once) and another worker takes the item.
+        await redis.admin.del(`${q.prefix}:lease:x`);
+        assert.deepEqual((await other.lightClean()).requeued, ["x"]);
+        taken = await other.lease(30_000);
+        if (stopFirst) w.stop();
+      }, { ...fast, leaseMs: 300, renewIntervalMs: 250, cleanIntervalMs: null });
+      await runUntil(w, () => w.stats.lost + w.stats.completed > 0);
+      assert.equal((taken as Lease | null)?.id, "x", "the other worker holds the item");
+      assert.equal(w.stats.lost, 1, `stop first: ${stopFirst}`);
+      assert.equal(w.stats.completed, 0);
+      assert.equal(await redis.admin.exists(`${q.prefix}:item:x`), 1, "the item still exists");
+      assert.equal(await other.complete(taken!, { requireLease: true }), true, "its holder completes it");
+    }
+  });
+
+  test("leases are still renewed during the grace period after stop()", async () => {
+    const q = queue();
+    await q.add("slow", "S");
+    let started = false;
+    const w = new Worker(q, async () => {
+      started = true;
+      await sleep(1000); // past three lease times
+    }, { ...fast, leaseMs: 300, renewIntervalMs: 100, shutdownGraceMs: 2000, cleanIntervalMs: null });
+    const running = w.run();
+    while (!started) await sleep(5);
+    await sleep(50);
+    w.stop();
+    await sleep(550);
+    assert.equal(await redis.admin.exists(`${q.prefix}:lease:slow`), 1, "the lease is held 600 ms in, twice its lease time");
+    assert.deepEqual((await queue(q.prefix).lightClean()).requeued, [], "a light clean requeues nothing");
+    const stats = await running;
+    assert.equal(stats.completed, 1);
+    assert.equal(stats.lost, 0);
+  });
+
+  test("a lease that comes back while the worker stops is given back refunded (RWQ-WORKER-004)", async () => {
+    const q = queue();
+    await q.setRetryPolicy({ maxAttempts: 5 });
+    const ran: string[] = [];
+    const w = new Worker(q, async (job) => {
+      ran.push(job.id);
+    }, { ...fast, pollTimeoutMs: 5000, cleanIntervalMs: null });
+    const running = w.run();
+    // Wait until its blocking lease waits on the server (BLMOVE, a step of a second).
+    const deadline = Date.now() + 5000;
+    const blocked = async () => String(await redis.admin.call("CLIENT", "LIST")).split("\n").some((c) => / flags=b /.test(c) && c.includes(" cmd=blmove "));
+    while (!(await blocked()) && Date.now() < deadline) await sleep(5);
+    w.stop();
+    await q.add("late", "L"); // the waiting BLMOVE takes it: the lease comes back after the stop
+    const stats = await running;
+    assert.deepEqual(ran, [], "not run after the stop");
+    assert.equal(stats.released, 1);
+    assert.deepEqual(await q.counts(), { queued: 1, processing: 0, delayed: 0, dead: 0 });
+    const again = await q.lease(1000);
+    assert.equal(again?.id, "late");
     assert.equal(again?.attempt, 1, "the attempt was refunded");
   });
 
