@@ -169,6 +169,7 @@ def reference_report(reference_run: tuple[int, Path, str]) -> dict[str, Any]:
     return report
 
 
+@pytest.mark.timeout(600)  # the first to need reference_report: a whole run of the suite
 def test_report_verdicts_cover_every_requirement(reference_report: dict[str, Any]) -> None:
     verdicts: dict[str, dict[str, Any]] = reference_report["requirements"]
     assert set(verdicts) <= set(_requirements())

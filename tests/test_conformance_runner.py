@@ -38,6 +38,10 @@ from rwq.conformance.runner import (
 from rwq.conformance.workload import Workload, WorkloadConfig
 from rwq.console import EXIT_USAGE
 
+# A whole run of the suite (over 540 cases) takes about a minute on 2 quiet cores, more on a busy
+# machine: more than the default per-test timeout of pyproject.toml.
+WHOLE_SUITE = pytest.mark.timeout(600)
+
 REFERENCE = f"{shlex.quote(sys.executable)} -m rwq.conformance.reference_adapter"
 CLOSING = re.compile(r"^(\d+) passed, (\d+) failed, (\d+) skipped$")
 
@@ -105,6 +109,7 @@ def call(self, args):
 """
 
 
+@WHOLE_SUITE
 def test_reference_adapter_passes_every_case(reference_run: tuple[int, Path, str]) -> None:
     """The whole suite, the workload included (the run the coverage tests read too)."""
     outcome = Outcome(*reference_run)
@@ -131,6 +136,7 @@ def test_reference_adapter_passes_every_case(reference_run: tuple[int, Path, str
     assert names[-1] == "run_finished"
 
 
+@WHOLE_SUITE
 def test_reference_adapter_passes_every_case_with_declared_keys(tmp_path: Path) -> None:
     """``--declared-keys`` (SPEC §20): every case again, each subject session with the profile on
     and every script call checked against its KEYS; cases that count on one script call doing
@@ -536,6 +542,7 @@ def test_invalid_known_failures_file_is_a_usage_error(tmp_path: Path, text: str)
 # -- any Redis, any platform ---------------------------------------------------------------------
 
 
+@WHOLE_SUITE
 def test_reference_has_no_failure_on_an_external_unfrozen_redis(
     tmp_path: Path, redis_server: RedisServer
 ) -> None:
