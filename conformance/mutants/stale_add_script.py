@@ -1,4 +1,4 @@
-"""Mutant: the port embeds ``add.lua`` of an older manifest (before commit 0572f62) while its hello
+"""Mutant: the port embeds an older ``add.lua`` than its manifest's while its hello
 reports the current SHA1s: it runs a script that is not the one of the manifest it claims."""
 
 from __future__ import annotations
@@ -13,18 +13,15 @@ from rwq.protocol.commands import Plan, RunScript
 from rwq.protocol.operations import QueueKeys
 from rwq.protocol.scripts import Script, registry
 
-_NEW = b"""-- One call answers the common case, a queue with neither profile key.
-local extended = redis.call('EXISTS', delayed, dead) > 0
-local check_delayed = extended and redis.call('EXISTS', delayed) == 1
-local check_dead = extended and redis.call('EXISTS', dead) == 1
-"""
-_OLD = b"""local check_delayed = redis.call('EXISTS', delayed) == 1
-local check_dead = redis.call('EXISTS', dead) == 1
-"""
+# add.lua as an older manifest had it (the same behaviour, another SHA1).
+_NEW = b"if redis.call('EXISTS', unpack(keys)) > 0 then\n"
+_OLD = b"if redis.call('EXISTS', unpack(keys)) ~= 0 then\n"
 
 
 def _stale() -> Script:
     source = registry()["add"].source.replace(_NEW, _OLD)
+    if source == registry()["add"].source:  # a change of add.lua must not turn this mutant into the reference
+        raise RuntimeError("stale_add_script: add.lua no longer has the line this mutant rewrites")
     return Script("add", source, hashlib.sha1(source).hexdigest())
 
 
