@@ -20,6 +20,18 @@ Log = Callable[[str], None]
 TIMEOUT_S = 1800
 
 
+def rows(consumers: str) -> dict[str, tuple[str, str, Better]]:
+    """The measurement ids every section's program reports, with their title, unit and direction;
+    ``consumers`` says what runs the concurrent drain (goroutines, async loops)."""
+    return {
+        "enqueue_one": ("enqueue, 1 item per call", "items/s", "higher"),
+        "enqueue_batch": ("enqueue, {batch} items per call", "items/s", "higher"),
+        "drain_one": ("drain, 1 consumer, lease + complete", "items/s", "higher"),
+        "drain_processes": (f"drain, {{processes}} concurrent consumers ({consumers})", "items/s", "higher"),
+        "wake_median": ("blocked consumer wake-up, median", "ms", "lower"),
+    }
+
+
 @dataclass(frozen=True)
 class Section:
     """One language's rows: their id prefix (``go``), title prefix (``Go``), the section's name

@@ -12,19 +12,13 @@ import shutil
 import subprocess
 from pathlib import Path
 
-from bench.core import Bench, Better, Config, Measurement
-from bench.external import Log, Section
+from bench.core import Bench, Config, Measurement
+from bench.external import Log, Section, rows
 
 MODULE = Path(__file__).resolve().parents[1] / "go"
 RAW, CLIENT = "go-redis", "rwq-go"
 LABELS = {RAW: "raw go-redis", CLIENT: "rwq Go client"}
-ROWS: dict[str, tuple[str, str, Better]] = {
-    "enqueue_one": ("enqueue, 1 item per call", "items/s", "higher"),
-    "enqueue_batch": ("enqueue, {batch} items per call", "items/s", "higher"),
-    "drain_one": ("drain, 1 consumer, lease + complete", "items/s", "higher"),
-    "drain_processes": ("drain, {processes} concurrent consumers (goroutines)", "items/s", "higher"),
-    "wake_median": ("blocked consumer wake-up, median", "ms", "lower"),
-}
+ROWS = rows("goroutines")
 """The Go program's measurement ids, and their rows when they cannot be measured."""
 SECTION = Section("go", "Go", "Go client", RAW, LABELS, ROWS, "go/cmd/rwq-bench")
 

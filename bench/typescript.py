@@ -14,20 +14,14 @@ import shutil
 import subprocess
 from pathlib import Path
 
-from bench.core import Bench, Better, Config, Measurement
-from bench.external import Log, Section
+from bench.core import Bench, Config, Measurement
+from bench.external import Log, Section, rows
 
 PACKAGE = Path(__file__).resolve().parents[1] / "typescript"
 PROGRAM = PACKAGE / "dist" / "bench" / "rwq-bench.js"
 RAW, CLIENT, BULLMQ = "ioredis", "rwq-ts", "bullmq-node"
 LABELS = {RAW: "raw ioredis", CLIENT: "rwq TypeScript client", BULLMQ: "bullmq (Node)"}
-ROWS: dict[str, tuple[str, str, Better]] = {
-    "enqueue_one": ("enqueue, 1 item per call", "items/s", "higher"),
-    "enqueue_batch": ("enqueue, {batch} items per call", "items/s", "higher"),
-    "drain_one": ("drain, 1 consumer, lease + complete", "items/s", "higher"),
-    "drain_processes": ("drain, {processes} concurrent consumers (async, one process)", "items/s", "higher"),
-    "wake_median": ("blocked consumer wake-up, median", "ms", "lower"),
-}
+ROWS = rows("async, one process")
 """The program's measurement ids, and their rows when they cannot be measured."""
 SECTION = Section("ts", "TS", "TypeScript client", RAW, LABELS, ROWS, "typescript/bench/rwq-bench.ts")
 
