@@ -378,6 +378,11 @@ def bad_keys(name: str, q: WorkQueue, other: WorkQueue) -> list[tuple[str, list[
     if len(keys) >= 2:
         cases.append(("processing-of-other-queue", [keys[0], other.keys.processing, *keys[2:]]))
         cases.append(("missing-second", [keys[0]]))
+    if name not in ("shards", "ring"):  # RWQ-SCRIPT-009: a prefix that RWQ-KEYS-008 refuses
+        own = q.prefix.encode() + b":"
+        for segment in (b"item:x", b"lease:x", b"leased_by_session:x", b"deep_clean:x", b"x:item"):
+            nested = [key.replace(own, own + segment + b":", 1) for key in keys]
+            cases.append((f"prefix-nested-{segment.decode()}", nested))
     if name == "deep_clean":
         cases += [
             ("index-of-other-queue", [*keys[:2], other.keys.deep_clean_index("run1")]),

@@ -10,10 +10,11 @@ call or a wrong-typed key writes nothing (RWQ-NEXT-002, RWQ-SCRIPT-003, RWQ-SCRI
 lease part's check ends with its first RPOP, so that a caller whose ACL refuses RPOP is refused
 before the complete part's writes (RWQ-SEC-006).
 
-Each key is checked once per call (#22): the key-checks fragment (``tools/key_checks.py``) comes
+Each key is checked once per call (#22): the key-checks fragment (``tools/fragments.py``) comes
 once, above both parts, so that they share its type cache; the complete part's lines marked
 ``rwq:deferred`` (its own check of the keys it collected) are left out, and the lease part's
-first check takes those keys with its own.
+first check takes those keys with its own. Both parts have one prefix, so only the complete
+part refuses a nested one (RWQ-SCRIPT-009).
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from declared_keys import declared_names
-from key_checks import fragment, strip
+from fragments import PREFIX_RULE, fragment, strip
 
 MARKER = "-- rwq:arguments-valid"
 DEFERRED = "-- rwq:deferred"
@@ -75,9 +76,10 @@ def _part(name: str, source: str, declared: str) -> str:
     """``source`` as ``local function <name>_part(KEYS, ARGV, completing)``: validate, return the
     key check, which returns the body. A ``rwq:completing`` line takes the set of ids the
     composite completes before this part runs; both parts check the composite's DECLARED keys."""
+    own = source if name == "complete" else strip(source, (PREFIX_RULE,))
     lines = [
         f"  local declared_names = {declared}\n" if line.startswith("  local declared_names = ") else line
-        for line in strip(source).splitlines(keepends=True)
+        for line in strip(own).splitlines(keepends=True)
         if DEFERRED not in line
     ]
     start = next(i for i, line in enumerate(lines) if not line.startswith("--"))  # past the header

@@ -13,7 +13,7 @@ from pathlib import Path
 
 from compose_lua import composites
 from declared_keys import filled
-from key_checks import filled as key_checks_filled
+from fragments import filled as fragments_filled
 from sharded_cases import document as sharded_cases
 from ts_scripts import document as ts_scripts
 from wrong_type_cases import document as wrong_type_cases
@@ -58,7 +58,7 @@ def main(argv: list[str]) -> int:
     stale = []
     for stage in (
         lambda: filled(ROOT / "lua"),
-        lambda: key_checks_filled(ROOT / "lua"),
+        lambda: fragments_filled(ROOT / "lua"),
         lambda: composites(ROOT / "lua"),
         derived,
         go_copy,

@@ -1,11 +1,17 @@
-"""The key-type check blocks of the canonical scripts (``make generate``).
+"""The shared blocks of the canonical scripts (``make generate``): ``lua/fragments/<name>.lua``
+between ``-- rwq:<name> begin`` and ``-- rwq:<name> end`` markers.
 
-A script with ``rwq:key-types`` markers carries ``lua/fragments/key_types.lua`` between them: the
-per-call type cache, ``mistyped`` and the mapping of a WRONGTYPE refusal to ``RWQ_WRONG_TYPE``
+A script with ``rwq:prefix-rule`` markers carries ``lua/fragments/prefix_rule.lua`` between them:
+its refusal of a prefix that RWQ-KEYS-008 refuses (RWQ-SCRIPT-009), placed where the script has
+derived ``prefix`` and before its first Redis command.
+
+A script with ``rwq:key-types`` markers carries ``lua/fragments/key_types.lua``: the per-call
+type cache, ``mistyped`` and the mapping of a WRONGTYPE refusal to ``RWQ_WRONG_TYPE``
 (RWQ-SCRIPT-007). One that also has ``rwq:key-checks`` markers carries
 ``lua/fragments/key_checks.lua``: the one-MGET-one-EXISTS check of a call's keys. ``add`` has only
 the first (its check needs no MGET, so the producer role needs none). Each is written once; a
-composite carries both once, above its parts (``tools/compose_lua.py``), so that they share one cache.
+composite carries these two once, above its parts (``tools/compose_lua.py``), so that they share
+one cache.
 """
 
 from __future__ import annotations
@@ -13,7 +19,9 @@ from __future__ import annotations
 from pathlib import Path
 
 FRAGMENTS = ("key-types", "key-checks")
-"""The blocks, in the order a script carries them: ``lua/fragments/<name with _>.lua``."""
+"""The key-check blocks, in the order a script carries them: ``lua/fragments/<name with _>.lua``."""
+PREFIX_RULE = "prefix-rule"
+"""The block each script (each part of a composite) carries in its own validation."""
 
 
 def _markers(name: str) -> tuple[str, str]:
@@ -34,9 +42,9 @@ def fragment(lua_dir: Path) -> str:
     return "".join(_block(lua_dir, name) for name in FRAGMENTS)
 
 
-def strip(source: str) -> str:
-    """``source`` without its blocks (markers included)."""
-    for name in FRAGMENTS:
+def strip(source: str, names: tuple[str, ...] = FRAGMENTS) -> str:
+    """``source`` without its blocks of ``names`` (markers included)."""
+    for name in names:
         begin, end = _markers(name)
         start, stop = source.find(begin), source.find(end)
         if start >= 0:
@@ -51,7 +59,7 @@ def filled(lua_dir: Path) -> dict[Path, str]:
         source = text = path.read_text()
         if "-- GENERATED" in source:
             continue
-        for name in FRAGMENTS:
+        for name in (PREFIX_RULE, *FRAGMENTS):
             begin, end = _markers(name)
             start, stop = text.find(begin), text.find(end)
             if start < 0:
