@@ -1,8 +1,9 @@
 """Regenerate the checked-in artefacts: composite scripts (lua/complete_and_lease.lua),
 lua/manifest.json, conformance/requirements.json, conformance/cases/wrong-type.json,
-conformance/cases/sharded.json, go/lua/ (the Go module's copy of the canonical scripts and
-their manifest, embedded with go:embed; committed so that the module builds on its own) and
-typescript/src/scripts.generated.ts (the TypeScript client's scripts).
+conformance/cases/sharded.json, conformance/coverage/matrix.json (from the cases), go/lua/ (the
+Go module's copy of the canonical scripts and their manifest, embedded with go:embed; committed
+so that the module builds on its own) and typescript/src/scripts.generated.ts (the TypeScript
+client's scripts).
 
 ``--check`` exits 1 if any is stale instead of writing."""
 
@@ -12,6 +13,8 @@ import sys
 from pathlib import Path
 
 from compose_lua import composites
+from coverage_matrix import MATRIX
+from coverage_matrix import build as coverage_matrix
 from declared_keys import filled
 from key_checks import filled as key_checks_filled
 from sharded_cases import document as sharded_cases
@@ -61,6 +64,7 @@ def main(argv: list[str]) -> int:
         lambda: key_checks_filled(ROOT / "lua"),
         lambda: composites(ROOT / "lua"),
         derived,
+        lambda: {MATRIX: coverage_matrix()[0]},  # after the generated cases it counts
         go_copy,
     ):
         for path, text in stage().items():
