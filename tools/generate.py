@@ -1,6 +1,7 @@
 """Regenerate the checked-in artefacts: composite scripts (lua/complete_and_lease.lua),
 lua/manifest.json, conformance/requirements.json, conformance/cases/wrong-type.json,
-conformance/cases/sharded.json, conformance/coverage/matrix.json (from the cases), go/lua/ (the
+conformance/cases/sharded.json, conformance/cases/boundaries.json,
+conformance/coverage/matrix.json (from the cases), go/lua/ (the
 Go module's copy of the canonical scripts and their manifest, embedded with go:embed; committed
 so that the module builds on its own) and typescript/src/scripts.generated.ts (the TypeScript
 client's scripts).
@@ -12,6 +13,7 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
+from boundary_cases import document as boundary_cases
 from compose_lua import composites
 from coverage_matrix import MATRIX
 from coverage_matrix import build as coverage_matrix
@@ -36,6 +38,7 @@ def derived() -> dict[Path, str]:
         ROOT / "conformance" / "requirements.json": requirements.document((ROOT / "SPEC.md").read_text()),
         ROOT / "conformance" / "cases" / "wrong-type.json": wrong_type_cases(),
         ROOT / "conformance" / "cases" / "sharded.json": sharded_cases(),
+        ROOT / "conformance" / "cases" / "boundaries.json": boundary_cases(),
         ROOT / "typescript" / "src" / "scripts.generated.ts": ts_scripts(),
     }
 
