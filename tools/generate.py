@@ -1,6 +1,6 @@
 """Regenerate the checked-in artefacts: composite scripts (lua/complete_and_lease.lua),
 lua/manifest.json, conformance/requirements.json, conformance/cases/wrong-type.json,
-conformance/cases/sharded.json, conformance/cases/boundaries.json,
+conformance/cases/sharded.json, conformance/cases/boundaries.json, conformance/cases/paths.json,
 conformance/coverage/matrix.json (from the cases), go/lua/ (the
 Go module's copy of the canonical scripts and their manifest, embedded with go:embed; committed
 so that the module builds on its own) and typescript/src/scripts.generated.ts (the TypeScript
@@ -19,6 +19,7 @@ from coverage_matrix import MATRIX
 from coverage_matrix import build as coverage_matrix
 from declared_keys import filled
 from key_checks import filled as key_checks_filled
+from path_cases import document as path_cases
 from sharded_cases import document as sharded_cases
 from ts_scripts import document as ts_scripts
 from wrong_type_cases import document as wrong_type_cases
@@ -39,6 +40,7 @@ def derived() -> dict[Path, str]:
         ROOT / "conformance" / "cases" / "wrong-type.json": wrong_type_cases(),
         ROOT / "conformance" / "cases" / "sharded.json": sharded_cases(),
         ROOT / "conformance" / "cases" / "boundaries.json": boundary_cases(),
+        ROOT / "conformance" / "cases" / "paths.json": path_cases(),
         ROOT / "typescript" / "src" / "scripts.generated.ts": ts_scripts(),
     }
 
