@@ -56,33 +56,18 @@ func get[T any](p P, name string, def T) T {
 }
 
 func has(p P, name string) bool { _, ok := p[name]; return ok }
-func ms(p P, name string) int64 {
-	if v := msOrNil(p, name); v != nil {
-		return *v
-	}
-	return 0
-}
 
-// msOrNil decodes a duration (nil when absent). One that is not an integer (1.5, "5", true)
-// cannot reach the library's int64, as a caller's compiler would refuse it: INVALID_ARGUMENT
-// (PROTOCOL.md section 4), not BAD_REQUEST.
-func msOrNil(p P, name string) (v *int64) {
-	if raw, ok := p[name]; ok && json.Unmarshal(raw, &v) != nil {
-		panic(failure{"domain", "INVALID_ARGUMENT", name + " is not an integer number of milliseconds"})
-	}
-	return v
-}
-
-// num decodes an integer argument (a count, a chunk, an offset, a policy field, an option; def
-// when absent). One that is not an integer cannot reach the library's int either:
-// INVALID_ARGUMENT, as for durations.
-func num[T int | int64](p P, name string, def T) T {
+// num decodes a duration, a count, a chunk, an offset, an option or a policy (def when absent).
+// A number that is not an integer (1.5, "5", true) cannot reach the library's int64, as a
+// caller's compiler would refuse it: INVALID_ARGUMENT (PROTOCOL.md section 4), not BAD_REQUEST.
+func num[T any](p P, name string, def T) T {
 	if raw, ok := p[name]; ok && json.Unmarshal(raw, &def) != nil {
-		panic(failure{"domain", "INVALID_ARGUMENT", name + " is not an integer"})
+		panic(failure{"domain", "INVALID_ARGUMENT", name + " is not an integer (or holds one that is not)"})
 	}
 	return def
 }
-func id(p P) string { return string(get(p, "id", jbytes{})) }
+func ms(p P, name string) int64 { return num(p, name, int64(0)) }
+func id(p P) string             { return string(get(p, "id", jbytes{})) }
 
 // lease is a lease the runner passes back ({id, token}); target, a lease or an id (no token).
 func lease(p P) rwq.Lease             { return rwq.Lease{ID: id(p), Token: get(p, "token", "")} }
@@ -191,7 +176,7 @@ var methods = map[string]func(q Q, p P) (any, error){
 	},
 	"deep_clean": func(q Q, p P) (any, error) { return res(q.DeepClean(ctx, num(p, "chunk", rwq.DefaultDeepCleanChunk))) },
 	"fail": func(q Q, p P) (any, error) {
-		opts := rwq.FailOptions{Dead: get(p, "dead", false), DelayMs: msOrNil(p, "delay_ms"),
+		opts := rwq.FailOptions{Dead: get(p, "dead", false), DelayMs: num(p, "delay_ms", (*int64)(nil)),
 			FallbackDelayMs: ms(p, "fallback_delay_ms"), Detail: get(p, "detail", "")}
 		return res(q.FailWith(ctx, target(p), get(p, "reason", ""), opts))
 	},
@@ -208,14 +193,7 @@ func release(p P) rwq.ReleaseOptions {
 	return rwq.ReleaseOptions{DelayMs: ms(p, "delay_ms"), RefundAttempt: get(p, "refund_attempt", false)}
 }
 
-// policy decodes a policy object; a field of another type (1.5, "5", true for an integer, a
-// number for backoff) is the caller's compile error: INVALID_ARGUMENT.
-func policy(p P) (v *rwq.RetryPolicy) {
-	if raw, ok := p["policy"]; ok && json.Unmarshal(raw, &v) != nil {
-		panic(failure{"domain", "INVALID_ARGUMENT", "policy has a field of another type"})
-	}
-	return v
-}
+func policy(p P) *rwq.RetryPolicy { return num(p, "policy", (*rwq.RetryPolicy)(nil)) }
 
 // failure is an error reply other than the library's: the adapter panics with it, and handle
 // replies with it. Kind protocol: a request not understood; unsupported; internal: a bug.
