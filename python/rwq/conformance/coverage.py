@@ -258,10 +258,13 @@ def _delays(step: Mapping[str, Json]) -> bool:
 
 
 def _timed(steps: list[Mapping[str, Json]]) -> bool:
-    """The case observes time: it moves the clock or checks a TTL or a delay it was given."""
-    text = str(steps)
-    return any("advance_time_ms" in s for s in steps) or any(
-        word in text for word in ("'remaining_ms'", "'pttl_ms'", "'delay_ms'", "PTTL", "'in_flight'")
+    """The case observes time: it moves the clock, checks a TTL, or expects a delay in a result."""
+    checks = str([s["check"] for s in steps if "check" in s])
+    expects = str([s["expect"] for s in steps if "expect" in s])
+    return (
+        any("advance_time_ms" in s for s in steps)
+        or any(word in checks for word in ("'remaining_ms'", "'pttl_ms'"))
+        or "'delay_ms'" in expects
     )
 
 
