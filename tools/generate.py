@@ -1,8 +1,10 @@
 """Regenerate the checked-in artefacts: composite scripts (lua/complete_and_lease.lua),
 lua/manifest.json, conformance/requirements.json, conformance/cases/wrong-type.json,
-conformance/cases/sharded.json, go/lua/ (the Go module's copy of the canonical scripts and
-their manifest, embedded with go:embed; committed so that the module builds on its own) and
-typescript/src/scripts.generated.ts (the TypeScript client's scripts).
+conformance/cases/sharded.json, conformance/cases/boundaries.json, conformance/cases/paths.json,
+conformance/coverage/matrix.json (from the cases), go/lua/ (the
+Go module's copy of the canonical scripts and their manifest, embedded with go:embed; committed
+so that the module builds on its own) and typescript/src/scripts.generated.ts (the TypeScript
+client's scripts).
 
 ``--check`` exits 1 if any is stale instead of writing."""
 
@@ -11,9 +13,13 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
+from boundary_cases import document as boundary_cases
 from compose_lua import composites
+from coverage_matrix import MATRIX
+from coverage_matrix import build as coverage_matrix
 from declared_keys import filled
 from fragments import filled as fragments_filled
+from path_cases import document as path_cases
 from sharded_cases import document as sharded_cases
 from ts_scripts import document as ts_scripts
 from wrong_type_cases import document as wrong_type_cases
@@ -33,6 +39,8 @@ def derived() -> dict[Path, str]:
         ROOT / "conformance" / "requirements.json": requirements.document((ROOT / "SPEC.md").read_text()),
         ROOT / "conformance" / "cases" / "wrong-type.json": wrong_type_cases(),
         ROOT / "conformance" / "cases" / "sharded.json": sharded_cases(),
+        ROOT / "conformance" / "cases" / "boundaries.json": boundary_cases(),
+        ROOT / "conformance" / "cases" / "paths.json": path_cases(),
         ROOT / "typescript" / "src" / "scripts.generated.ts": ts_scripts(),
     }
 
@@ -61,6 +69,7 @@ def main(argv: list[str]) -> int:
         lambda: fragments_filled(ROOT / "lua"),
         lambda: composites(ROOT / "lua"),
         derived,
+        lambda: {MATRIX: coverage_matrix()[0]},  # after the generated cases it counts
         go_copy,
     ):
         for path, text in stage().items():

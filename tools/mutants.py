@@ -77,7 +77,9 @@ class Ledger:
 
 
 def load_ledger(directory: Path = AUDIT_DIR) -> Ledger:
-    """Every ledger file, schema-checked; a requirement listed twice is an error."""
+    """Every ledger file, schema-checked. A requirement may have lines in several files (an area's
+    own, and the coverage matrix's, ``matrix.json``), but a ``no_mutant`` reason only where no
+    file has lines for it, and only once."""
     lines: list[Line] = []
     no_mutant: dict[str, str] = {}
     seen: set[str] = set()
@@ -87,8 +89,10 @@ def load_ledger(directory: Path = AUDIT_DIR) -> Ledger:
         if errors:
             raise ValueError(f"{path.name}: " + "; ".join(errors))
         for requirement, entry in document["requirements"].items():
-            if requirement in seen:
-                raise ValueError(f"{path.name}: {requirement} is audited in two places")
+            if requirement in no_mutant or (requirement in seen and "no_mutant" in entry):
+                raise ValueError(
+                    f"{path.name}: {requirement} has lines and a no_mutant reason, or two reasons"
+                )
             seen.add(requirement)
             if "no_mutant" in entry:
                 no_mutant[requirement] = entry["no_mutant"]

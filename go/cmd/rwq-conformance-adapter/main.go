@@ -56,23 +56,18 @@ func get[T any](p P, name string, def T) T {
 }
 
 func has(p P, name string) bool { _, ok := p[name]; return ok }
-func ms(p P, name string) int64 {
-	if v := msOrNil(p, name); v != nil {
-		return *v
-	}
-	return 0
-}
 
-// msOrNil decodes a duration (nil when absent). One that is not an integer (1.5, "5", true)
-// cannot reach the library's int64, as a caller's compiler would refuse it: INVALID_ARGUMENT
-// (PROTOCOL.md section 4), not BAD_REQUEST.
-func msOrNil(p P, name string) (v *int64) {
-	if raw, ok := p[name]; ok && json.Unmarshal(raw, &v) != nil {
-		panic(failure{"domain", "INVALID_ARGUMENT", name + " is not an integer number of milliseconds"})
+// num decodes a duration, a count, a chunk, an offset, an option or a policy (def when absent).
+// A number that is not an integer (1.5, "5", true) cannot reach the library's int64, as a
+// caller's compiler would refuse it: INVALID_ARGUMENT (PROTOCOL.md section 4), not BAD_REQUEST.
+func num[T any](p P, name string, def T) T {
+	if raw, ok := p[name]; ok && json.Unmarshal(raw, &def) != nil {
+		panic(failure{"domain", "INVALID_ARGUMENT", name + " is not an integer (or holds one that is not)"})
 	}
-	return v
+	return def
 }
-func id(p P) string { return string(get(p, "id", jbytes{})) }
+func ms(p P, name string) int64 { return num(p, name, int64(0)) }
+func id(p P) string             { return string(get(p, "id", jbytes{})) }
 
 // lease is a lease the runner passes back ({id, token}); target, a lease or an id (no token).
 func lease(p P) rwq.Lease             { return rwq.Lease{ID: id(p), Token: get(p, "token", "")} }
@@ -152,7 +147,7 @@ var methods = map[string]func(q Q, p P) (any, error){
 		}
 		return res(q.Lease(ctx, ms(p, "lease_ms")))
 	},
-	"lease_many": func(q Q, p P) (any, error) { return res(q.LeaseMany(ctx, get(p, "count", 0), ms(p, "lease_ms"))) },
+	"lease_many": func(q Q, p P) (any, error) { return res(q.LeaseMany(ctx, num(p, "count", 0), ms(p, "lease_ms"))) },
 	"renew":      func(q Q, p P) (any, error) { return res(q.Renew(ctx, target(p), ms(p, "lease_ms"))) },
 	"renew_many": func(q Q, p P) (any, error) { return res(q.RenewMany(ctx, leases(p), ms(p, "lease_ms"))) },
 	"complete": func(q Q, p P) (any, error) {
@@ -169,26 +164,26 @@ var methods = map[string]func(q Q, p P) (any, error){
 	},
 	"complete_and_lease": func(q Q, p P) (any, error) {
 		if get(p, "require_lease", false) {
-			return completeAndLease(q.CompleteOwnedAndLeaseMany(ctx, targets(p), get(p, "count", 1), ms(p, "lease_ms")))
+			return completeAndLease(q.CompleteOwnedAndLeaseMany(ctx, targets(p), num(p, "count", 1), ms(p, "lease_ms")))
 		}
-		return completeAndLease(q.CompleteAndLeaseMany(ctx, ids(targets(p)), get(p, "count", 1), ms(p, "lease_ms")))
+		return completeAndLease(q.CompleteAndLeaseMany(ctx, ids(targets(p)), num(p, "count", 1), ms(p, "lease_ms")))
 	},
 	"release":      func(q Q, p P) (any, error) { return res(q.ReleaseWith(ctx, target(p), release(p))) },
 	"release_many": func(q Q, p P) (any, error) { return res(q.ReleaseManyWith(ctx, leases(p), release(p))) },
 	"counts":       func(q Q, p P) (any, error) { return res(q.Counts(ctx)) },
 	"light_clean": func(q Q, p P) (any, error) {
-		return res(q.LightCleanPaced(ctx, get(p, "chunk", rwq.DefaultLightCleanChunk), ms(p, "pace_ms")))
+		return res(q.LightCleanPaced(ctx, num(p, "chunk", rwq.DefaultLightCleanChunk), ms(p, "pace_ms")))
 	},
-	"deep_clean": func(q Q, p P) (any, error) { return res(q.DeepClean(ctx, get(p, "chunk", rwq.DefaultDeepCleanChunk))) },
+	"deep_clean": func(q Q, p P) (any, error) { return res(q.DeepClean(ctx, num(p, "chunk", rwq.DefaultDeepCleanChunk))) },
 	"fail": func(q Q, p P) (any, error) {
-		opts := rwq.FailOptions{Dead: get(p, "dead", false), DelayMs: msOrNil(p, "delay_ms"),
+		opts := rwq.FailOptions{Dead: get(p, "dead", false), DelayMs: num(p, "delay_ms", (*int64)(nil)),
 			FallbackDelayMs: ms(p, "fallback_delay_ms"), Detail: get(p, "detail", "")}
 		return res(q.FailWith(ctx, target(p), get(p, "reason", ""), opts))
 	},
 	"set_policy":           func(q Q, p P) (any, error) { return struct{}{}, q.SetRetryPolicy(ctx, policy(p)) },
 	"set_policy_if_absent": func(q Q, p P) (any, error) { return res(q.SetRetryPolicyIfAbsent(ctx, policy(p))) },
 	"get_policy":           func(q Q, p P) (any, error) { return res(q.RetryPolicy(ctx)) },
-	"dead_list":            func(q Q, p P) (any, error) { return res(q.DeadItems(ctx, get(p, "offset", 0), get(p, "count", 100))) },
+	"dead_list":            func(q Q, p P) (any, error) { return res(q.DeadItems(ctx, num(p, "offset", 0), num(p, "count", 100))) },
 	"dead_get":             func(q Q, p P) (any, error) { return res(q.DeadItem(ctx, id(p))) },
 	"dead_requeue":         func(q Q, p P) (any, error) { return res(q.RequeueDead(ctx, idList(p))) },
 	"dead_purge":           func(q Q, p P) (any, error) { return res(q.PurgeDead(ctx, idList(p))) },
@@ -197,7 +192,8 @@ var methods = map[string]func(q Q, p P) (any, error){
 func release(p P) rwq.ReleaseOptions {
 	return rwq.ReleaseOptions{DelayMs: ms(p, "delay_ms"), RefundAttempt: get(p, "refund_attempt", false)}
 }
-func policy(p P) *rwq.RetryPolicy { return get(p, "policy", (*rwq.RetryPolicy)(nil)) }
+
+func policy(p P) *rwq.RetryPolicy { return num(p, "policy", (*rwq.RetryPolicy)(nil)) }
 
 // failure is an error reply other than the library's: the adapter panics with it, and handle
 // replies with it. Kind protocol: a request not understood; unsupported; internal: a bug.
@@ -223,6 +219,8 @@ func closeSession(name string) {
 func open(a P) (any, error) {
 	o, name := get(a, "options", P{}), get(a, "session", "")
 	closeSession(name)
+	ack := &rwq.Ack{Replicas: num(o, "wait_replicas", 0), TimeoutMs: num(o, "wait_timeout_ms", int64(1000))}
+	shards := num(o, "shards", 0)
 	ropts, err := rwq.ParseRedisURL(redisURL) // with MaxRetries -1 (RWQ-FAIL-004)
 	if err != nil {
 		panic(badRequest(err.Error()))
@@ -231,10 +229,10 @@ func open(a P) (any, error) {
 	client := redis.NewUniversalClient(ropts)
 	qopts := &rwq.Options{LegacyLeaseKey: get(o, "legacy_lease_key", false), FlatInFlight: get(o, "flat_in_flight", false),
 		DeclaredKeys: get(o, "declared_keys", false), // profile ack: 0 replicas (the default) waits for none
-		Ack:          &rwq.Ack{Replicas: get(o, "wait_replicas", 0), TimeoutMs: get(o, "wait_timeout_ms", int64(1000))}}
+		Ack:          ack}
 	var q Q
 	if has(o, "shards") { // profile sharded: queue is the logical name P
-		q, err = rwq.NewSharded(client, get(a, "queue", ""), get(o, "shards", 0), qopts)
+		q, err = rwq.NewSharded(client, get(a, "queue", ""), shards, qopts)
 	} else {
 		q, err = rwq.New(client, get(a, "queue", ""), qopts)
 	}

@@ -24,6 +24,7 @@ SCHEMA_FILES = {
     "conformance-report": "conformance-report.schema.json",
     "known-failures": "known-failures.schema.json",
     "conformance-audit": "conformance-audit.schema.json",
+    "coverage-matrix": "coverage-matrix.schema.json",
 }
 
 
