@@ -132,6 +132,9 @@ class AdapterProcess:
         self.timeouts = timeouts
         self.observer = observer
         self.broken = False
+        self.abandoned = False
+        """The runner gave up on a call that should have returned (a blocked call after its
+        release): the process is killed, and its restart does not count towards a crash loop."""
         self.hello: Hello | None = None
         self._next_id = 0
         self._lines: queue.Queue[object] = queue.Queue()

@@ -247,7 +247,7 @@ class CaseContext:
     def close(self) -> None:
         """Stop own processes, reset shared ones, delete the namespace; never raises."""
         for process in self._own:
-            process.stop()
+            self.pool.retire(process)
         for proxy in self.proxies.values():
             proxy.close()
         for process in self._marks:
@@ -264,9 +264,9 @@ Verb = Callable[[CaseContext, dict[str, Any]], None]
 
 def _settle(ctx: CaseContext, method: str, reply: Reply, step: dict[str, Any]) -> None:
     if reply.ok:
-        problems = data.schema_errors("adapter-protocol", reply.value, f"/$defs/results/{method}")
+        problems = data.schema_errors("adapter-protocol", reply.value, f"/$defs/results/{method}", "result")
         if problems:
-            raise StepFailure("violation", f"{method} result breaks the protocol ({'; '.join(problems)})")
+            raise StepFailure("violation", f"the {method} result breaks the protocol: {'; '.join(problems)}")
         outcome = Outcome(True, reply.value)
     elif reply.kind == "domain":
         outcome = Outcome(False, code=reply.code, message=reply.message)
@@ -277,8 +277,11 @@ def _settle(ctx: CaseContext, method: str, reply: Reply, step: dict[str, Any]) -
     _expect(ctx, step, outcome)
 
 
-def _expect(ctx: CaseContext, step: dict[str, Any], outcome: Outcome) -> None:
-    problem = expectation_failure(ctx.template(step["expect"]) if "expect" in step else None, outcome)
+def _expect(
+    ctx: CaseContext, step: dict[str, Any], outcome: Outcome, root: str = "result", units: str = ""
+) -> None:
+    expect = ctx.template(step["expect"]) if "expect" in step else None
+    problem = expectation_failure(expect, outcome, root, units)
     if problem:
         raise StepFailure("mismatch", problem)
     for var, pointer in step.get("save", {}).items():
@@ -290,7 +293,7 @@ def _expect(ctx: CaseContext, step: dict[str, Any], outcome: Outcome) -> None:
 def _call(ctx: CaseContext, step: dict[str, Any]) -> None:
     name, method = step["session"], step["call"]
     params = ctx.template(step.get("args", {}))
-    problems = data.schema_errors("adapter-protocol", params, f"/$defs/params/{method}")
+    problems = data.schema_errors("adapter-protocol", params, f"/$defs/params/{method}", "args")
     if problems:
         raise StepFailure(CASE_ERROR, f"args of {method} break the protocol: {'; '.join(problems)}")
     process = ctx.process_for(name)
@@ -357,6 +360,29 @@ def _as_json(reply: Any) -> Json:
     return reply
 
 
+KEY_ROLES = {
+    "lease": "the lease token of item {!r}",
+    "item": "the payload of item {!r}",
+    "queue": "the ready list",
+    "processing": "the in-flight list",
+}
+"""What a key of a case's queue holds (SPEC 4), by its name after the prefix, for messages."""
+UNITS = {"STRLEN": "bytes", "LLEN": "entries", "HLEN": "fields", "ZCARD": "members", "DBSIZE": "keys"}
+"""What the integer reply of a raw command counts, for messages."""
+
+
+def command_subject(ctx: CaseContext, command: list[Any]) -> str:
+    """How a message names the reply of a ``redis`` step: the command and its key, with what the
+    key holds when it is one of the queue's (``STRLEN rwqc:{..}:lease:a (the lease token of item 'a')``)."""
+    shown = " ".join(str(arg) for arg in command[:2])
+    key = command[1] if len(command) > 1 and isinstance(command[1], str) else ""
+    rest = key[len(ctx.ns) + 1 :].split(":", 1) if key.startswith(ctx.ns + ":") else []
+    role = KEY_ROLES.get(rest[0]) if rest else None
+    if role is None or ("{" in role) != (len(rest) == 2):
+        return shown
+    return f"{shown} ({role.format(rest[1]) if len(rest) == 2 else role})"
+
+
 def _redis(ctx: CaseContext, step: dict[str, Any]) -> None:
     command = [_redis_value(arg) for arg in ctx.template(step["redis"])]
     try:
@@ -364,7 +390,8 @@ def _redis(ctx: CaseContext, step: dict[str, Any]) -> None:
     except ResponseError as exc:
         text = str(exc)
         outcome = Outcome(False, code=text.split(" ", 1)[0], message=text)
-    _expect(ctx, step, outcome)
+    name = str(command[0]).upper() if command else ""
+    _expect(ctx, step, outcome, command_subject(ctx, command), UNITS.get(name, ""))
 
 
 def _advance(ctx: CaseContext, step: dict[str, Any]) -> None:
@@ -436,9 +463,9 @@ def _check(ctx: CaseContext, step: dict[str, Any]) -> None:
             if problem:
                 raise StepFailure("mismatch", f"state.{name} {problem}")
         if "state_matches" in spec:
-            problem = schema_mismatch(spec["state_matches"], state)
+            problem = schema_mismatch(spec["state_matches"], state, "state")
             if problem:
-                raise StepFailure("mismatch", f"state {problem}")
+                raise StepFailure("mismatch", problem)
     if "keys" in spec:
         _check_keys(ctx, dict(spec["keys"]))
 
