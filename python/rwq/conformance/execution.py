@@ -371,8 +371,8 @@ def blocked_message(ctx: CaseContext, pending: Pending, waited_s: float) -> str:
         # script saw the server time of the request
         return (
             f"server clock advanced {moved:,} ms past the first call of {call}; "
-            f"its timeout was {timeout:,} ms; {waited} (a blocking call returns nothing once its timeout of server time has passed, "
-            "RWQ-LEASE-010)"
+            f"its timeout was {timeout:,} ms; {waited} (a blocking call returns nothing once its "
+            "timeout of server time has passed, RWQ-LEASE-010)"
         )
     if pending.sent_ms is not None and timeout:
         elapsed = ctx.env.server_ms() - pending.sent_ms
