@@ -98,6 +98,13 @@ CASE_NAME_PREFIX = "rwqc-"
 MAX_BLMOVE_S = 1.0
 
 _LINE = re.compile(rb"^\+(\d+\.\d+) \[(\d+) (.*?)\] (.*)$", re.DOTALL)
+_HEAD = re.compile(rb'^\+\d+\.\d+ \[\d+ (\S+)\] "([^"]*)"')
+"""A MONITOR line's client and command name, read without parsing the arguments."""
+RUNNER_TRACED = frozenset({b"ECHO", b"EVAL", b"EVALSHA", b"SCRIPT", b"CLIENT", b"HELLO"})
+"""The runner's own commands the trace still reads: its step markers, the scripts it loads into
+the server's cache (the checks follow which scripts the server holds), and naming connections.
+Its other commands (reads of the state, raw steps) and what its scripts run concern no check,
+so :meth:`Trace.finish` skips them unparsed."""
 _QUOTED = rb'"((?:[^"\\]+|\\.)*)"'
 _ARGS = re.compile(_QUOTED + rb"(?: " + _QUOTED + rb")*")
 _ARG = re.compile(_QUOTED)
@@ -617,15 +624,34 @@ class Trace:
         self.client.execute_command("ECHO", end)
         deadline = time.monotonic() + self.timeout_s
         seen: list[Seen] = []
+        runner = {addr.encode() for addr, name in self.names.items() if name in RUNNER_NAMES}
+        by_runner = False  # the last command (not run by a script) was the runner's
         try:
             while True:
                 self._sock.settimeout(max(deadline - time.monotonic(), 0.001))
                 line = self._file.readline()
                 if not line:
                     raise WireError("the MONITOR connection closed")
+                head = _HEAD.match(line)
+                if head is not None and head[1] == b"lua":
+                    if by_runner:
+                        continue  # a command a script of the runner ran
+                elif head is not None:
+                    by_runner = head[1] in runner
+                    if by_runner and head[2].upper() not in RUNNER_TRACED:
+                        continue
                 parsed = parse_line(line)
                 if parsed is None:
                     continue
+                if parsed.name in (b"CLIENT", b"HELLO") and b"SETNAME" in (
+                    arg.upper() for arg in parsed.args
+                ):
+                    named = parsed.args[[arg.upper() for arg in parsed.args].index(b"SETNAME") + 1 :][:1]
+                    address = parsed.client.encode()
+                    if named and named[0].decode("utf-8", "replace") in RUNNER_NAMES:
+                        runner.add(address)
+                    else:
+                        runner.discard(address)
                 if parsed.name == b"ECHO" and parsed.args[-1] == end:
                     return seen
                 seen.append(parsed)
