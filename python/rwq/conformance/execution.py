@@ -258,6 +258,7 @@ class CaseContext:
 
     def close(self) -> None:
         """Stop own processes, reset shared ones, delete the namespace; never raises."""
+        self.pool.finished_sessions.update(session.client_name for session in self.sessions.values())
         for process in self._own:
             self.pool.retire(process)
         for proxy in self.proxies.values():
@@ -636,7 +637,7 @@ def _check_wire(ctx: CaseContext, trace: Trace) -> None:
             session = ctx.sessions[step["session"]]
             if hosting_impl(session.spec.impl) == SUBJECT:
                 one_script[position] = (session.client_name, *one)
-    violations = trace.check(parties, one_script, silent)
+    violations = trace.check(parties, one_script, silent, frozenset(ctx.pool.finished_sessions))
     if violations:
         more = f" (and {len(violations) - 1} more wire violations)" if len(violations) > 1 else ""
         raise WireFailure(violations[0].step, violations[0].message + more)

@@ -101,6 +101,9 @@ class AdapterPool:
         self._shared: dict[str, AdapterProcess] = {}
         self._labels = labels if labels is not None else itertools.count(1)
         self._stopping: list[threading.Thread] = []
+        self.finished_sessions: set[str] = set()
+        """Client names of the sessions of this pool's finished cases: their processes exit in the
+        background (:meth:`retire`), so the next case's trace may see them close."""
 
     def _observe(self, label: str, direction: str, message: Json) -> None:
         if self.observer is not None:

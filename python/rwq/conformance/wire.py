@@ -93,8 +93,6 @@ HANDSHAKE = frozenset(
 )
 """What opening a connection sends; allowed in a ``sends_nothing`` step (it is not the operation's I/O)."""
 RUNNER_NAMES = frozenset({"rwqc-runner", "rwqc-wire"})
-CASE_NAME_PREFIX = "rwqc-"
-"""Every session's client name starts so (``rwqc-<namespace token>-<session>``)."""
 MAX_BLMOVE_S = 1.0
 
 _LINE = re.compile(rb"^\+(\d+\.\d+) \[(\d+) (.*?)\] (.*)$", re.DOTALL)
@@ -291,8 +289,10 @@ class Checker:
         marker: bytes,
         one_script: dict[int, tuple[str, str, bytes | None]] | None = None,
         silent: dict[int, str] | None = None,
+        finished: frozenset[str] = frozenset(),
     ) -> None:
         self.parties = parties
+        self.finished = finished
         self.one_script = one_script or {}
         self.silent = silent or {}
         self._first_script: dict[int, tuple[str, bytes]] = {}  # a step's first script and ARGV[1]
@@ -316,8 +316,8 @@ class Checker:
             return self.parties[name]
         if name in RUNNER_NAMES:
             return Party("the runner", b"", checked=False)
-        if name.startswith(CASE_NAME_PREFIX):  # a session of an earlier case, still closing
-            return Party(f"connection {client} of another case", b"", checked=False)
+        if name in self.finished:  # a session of an earlier case whose process is still exiting
+            return Party(f"connection {client} of an earlier case", b"", checked=False)
         who = f"connection {client} named {name!r}, no session of this case" if name else None
         return Party(who or f"connection {client}, which never set a name", self.namespace, checked=True)
 
@@ -665,10 +665,12 @@ class Trace:
         parties: dict[str, Party],
         one_script: dict[int, tuple[str, str, bytes | None]] | None = None,
         silent: dict[int, str] | None = None,
+        finished: frozenset[str] = frozenset(),
     ) -> list[Violation]:
         """Finish the trace and check it; ``parties`` maps client names to sessions, ``one_script``
         steps to the client name and the script of a one-script operation made in them, ``silent``
-        steps to the client name of a session that must send nothing in them."""
+        steps to the client name of a session that must send nothing in them; ``finished`` names
+        the sessions of earlier cases (their processes exit in the background)."""
         checker = Checker(
             parties,
             namespace=self.namespace,
@@ -678,6 +680,7 @@ class Trace:
             marker=self.marker,
             one_script=one_script,
             silent=silent,
+            finished=finished,
         )
         for command in self.finish():
             checker.feed(command)
