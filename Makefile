@@ -99,8 +99,9 @@ mutants: venv system-deps
 # key its script touches in KEYS (the generated programs of property/ and workload/ run once).
 # The two passes run at the same time (each on its own servers, --jobs = the CPU count); the
 # declared-keys pass's output (OUT-declared/terminal.log) follows the plain one's, and the target
-# fails if either pass does.
-# About 60 s on 2 quiet cores.
+# fails if either pass does. About 95 s of CPU in all, so under a minute on 2 otherwise idle
+# cores (118 s wall on a machine loaded 7-10 by other work, where the two passes one after the
+# other took 322 s).
 REFERENCE_ADAPTER := $(abspath $(PY)) -m rwq.conformance.reference_adapter
 conformance: venv system-deps
 	@mkdir -p $(OUT)-declared; \
