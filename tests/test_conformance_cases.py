@@ -93,8 +93,8 @@ def write_case(tmp_path: Path, case: dict[str, Any], **document: Any) -> Path:
 @pytest.mark.parametrize(
     ("case", "problem"),
     [
-        ({"steps": [{"frobnicate": 1}]}, "at /cases/0/steps/0"),
-        ({"requirements": ["nope"], "steps": [{"advance_time_ms": 1}]}, "at /cases/0/requirements/0"),
+        ({"steps": [{"frobnicate": 1}]}, "cases[0].steps[0]"),
+        ({"requirements": ["nope"], "steps": [{"advance_time_ms": 1}]}, "cases[0].requirements[0]"),
         ({"id": "other/x", "steps": [{"check": {"keys": {}}}]}, "must start with the file's group"),
         ({"steps": [{"call": "add", "session": "zz"}]}, "unknown session 'zz'"),
         ({"steps": [{"advance_time_ms": 5}]}, "needs 'clock-control'"),

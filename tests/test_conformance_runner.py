@@ -75,6 +75,8 @@ def selected(pattern: str) -> int:
 
 
 def conformance(tmp_path: Path, adapter: str = REFERENCE, **options: Any) -> Outcome:
+    """One in-process run; one case at a time unless ``jobs`` says otherwise (None: the CPU count)."""
+    options.setdefault("jobs", 1)
     out = tmp_path / f"out-{len(list(tmp_path.glob('out-*')))}"
     buffer = io.StringIO()
     config = RunConfig(adapter=adapter, out=out, console=Console(file=buffer, width=200), **options)
@@ -141,7 +143,7 @@ def test_reference_adapter_passes_every_case_with_declared_keys(tmp_path: Path) 
     """``--declared-keys`` (SPEC §20): every case again, each subject session with the profile on
     and every script call checked against its KEYS; cases that count on one script call doing
     what a cold window splits (capability undeclared-keys) do not apply."""
-    outcome = conformance(tmp_path, declared_keys=True)
+    outcome = conformance(tmp_path, declared_keys=True, jobs=None)
     cases = expand(load_cases(data.cases_dir()))
     skipped = {c.id for c in cases if "cluster" in c.needs or "undeclared-keys" in c.needs}
     failed = {
@@ -288,7 +290,7 @@ def test_nothing_applicable_exits_4(tmp_path: Path) -> None:
     [
         ("crash-on-hello", "import sys\nsys.stdin.readline()\nsys.exit(3)\n", "exit code 3"),
         ("garbage", "import sys\nsys.stdin.readline()\nprint('hello, world', flush=True)\n", "not JSON"),
-        ("hang", "import sys, time\nsys.stdin.readline()\ntime.sleep(60)\n", "no reply"),
+        ("hang", "import sys, time\nsys.stdin.readline()\ntime.sleep(60)\n", "none came"),
         (
             "wrong-id",
             'import sys\nsys.stdin.readline()\nprint(\'{"v":1,"id":99,"ok":{}}\', flush=True)\n'
@@ -936,7 +938,7 @@ def test_a_missed_should_is_a_warning_not_a_failure(tmp_path: Path) -> None:
     assert outcome.code == EXIT_CONFORMS
     assert outcome.status("encoding/token/at-least-16-bytes") == "warn"
     assert (
-        "8 is less than the minimum of 16"
+        "8 bytes is less than the minimum of 16"
         in outcome.case("encoding/token/at-least-16-bytes")["failure"]["message"]
     )
     assert outcome.status("encoding/token/unique-across-processes") == "pass"  # the MUSTs still hold

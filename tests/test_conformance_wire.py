@@ -36,13 +36,20 @@ def table(redis_server: RedisServer) -> CommandTable:
     return CommandTable(client, version)
 
 
-def feed(table: CommandTable, lines: list[Seen], cached: frozenset[str] = ALL_CACHED) -> list[Violation]:
+def feed(
+    table: CommandTable,
+    lines: list[Seen],
+    cached: frozenset[str] = ALL_CACHED,
+    finished: frozenset[str] = frozenset(),
+) -> list[Violation]:
     parties = {
         "rwqc-0123-s": Party("session 's' (subject)", P, checked=True),
         "rwqc-0123-r": Party("session 'r' (reference)", P, checked=False),
     }
     names = {SUBJECT: "rwqc-0123-s", REFERENCE: "rwqc-0123-r", RUNNER: "rwqc-runner"}
-    checker = Checker(parties, namespace=NS, cached=set(cached), names=names, table=table, marker=MARKER)
+    checker = Checker(
+        parties, namespace=NS, cached=set(cached), names=names, table=table, marker=MARKER, finished=finished
+    )
     for line in lines:
         checker.feed(line)
     return checker.finish()
@@ -155,6 +162,8 @@ def test_connections_are_attributed_by_name(table: CommandTable) -> None:
     assert messages(feed(table, renamed)).startswith("session 's' (subject) sent DEL x")
     foreign = [cmd("127.0.0.1:3000", "CLIENT", "SETNAME", "rwqc-9999-w1"), cmd("127.0.0.1:3000", "DEL", "x")]
     assert "named 'rwqc-9999-w1', no session of this case" in messages(feed(table, foreign))
+    # a session of an earlier case of the run, whose process still exits in the background
+    assert feed(table, foreign, finished=frozenset({"rwqc-9999-w1"})) == []
 
 
 def test_noscript_is_retried_with_eval_or_script_load(table: CommandTable) -> None:

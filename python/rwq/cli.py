@@ -107,6 +107,20 @@ def cli() -> None:
     metavar="FILE",
     help="Also write the JUnit XML report here (OUT/junit.xml is always written).",
 )
+@click.option(
+    "--jobs",
+    "-j",
+    type=click.IntRange(min=1),
+    envvar="RWQ_JOBS",
+    metavar="N",
+    help="Cases run at once, each worker with its own adapter processes (and, with a managed "
+    "Redis, its own server); default: the CPU count. --jobs 1 runs them one after another.",
+)
+@click.option(
+    "--fail-fast",
+    is_flag=True,
+    help="Stop after the first unexpected failure; the cases not started yet are not-run.",
+)
 def conformance(
     *,
     adapter: str,
@@ -123,6 +137,8 @@ def conformance(
     seed: int | None,
     junit: Path | None,
     declared_keys: bool,
+    jobs: int | None,
+    fail_fast: bool,
 ) -> None:
     """Run the RWQ/1 conformance suite against an adapter.
 
@@ -151,6 +167,8 @@ def conformance(
         seed=seed,
         junit=junit,
         declared_keys=declared_keys,
+        jobs=jobs,
+        fail_fast=fail_fast,
     )
     sys.exit(run(config))
 

@@ -66,10 +66,17 @@ class Timeouts:
     startup_s: float = 30.0
     request_s: float = 10.0
     shutdown_s: float = 2.0
+    release_s: float = 2.0
+    """How long a blocked call may take to return once the runner has released it (moved the
+    server clock past its timeout, or made an item ready): a correct client's ``BLMOVE`` slices
+    last at most 1 s of server time, and a frozen clock ends them as soon as it moves."""
 
     def scaled(self, multiplier: float) -> Timeouts:
         return Timeouts(
-            self.startup_s * multiplier, self.request_s * multiplier, self.shutdown_s * multiplier
+            self.startup_s * multiplier,
+            self.request_s * multiplier,
+            self.shutdown_s * multiplier,
+            self.release_s * multiplier,
         )
 
 
@@ -132,8 +139,12 @@ class AdapterProcess:
         self.timeouts = timeouts
         self.observer = observer
         self.broken = False
+        self.abandoned = False
+        """The runner gave up on a call that should have returned (a blocked call after its
+        release): the process is killed, and its restart does not count towards a crash loop."""
         self.hello: Hello | None = None
         self._next_id = 0
+        self._ops: dict[int, str] = {}
         self._lines: queue.Queue[object] = queue.Queue()
         self._stderr: collections.deque[str] = collections.deque(maxlen=STDERR_TAIL)
         self._stderr_count = 0
@@ -224,6 +235,9 @@ class AdapterProcess:
     def send(self, op: str, args: dict[str, Any] | None = None) -> int:
         """Write one request; returns its id (pass it to :meth:`receive`)."""
         self._next_id += 1
+        what = f"{op} {args['method']}" if op == "call" and args and "method" in args else op
+        where = f" on session {args['session']!r}" if args and "session" in args else ""
+        self._ops[self._next_id] = what + where
         message: dict[str, Any] = {"v": PROTOCOL_VERSION, "id": self._next_id, "op": op}
         if args is not None:
             message["args"] = args
@@ -246,13 +260,22 @@ class AdapterProcess:
             line = self._lines.get(timeout=max(deadline - time.monotonic(), 0))
         except queue.Empty:
             self.broken = True
-            raise AdapterTimeout(f"no reply to request {request_id} within {timeout_s:.1f} s") from None
+            what = self._ops.get(request_id, "a request")
+            raise AdapterTimeout(
+                f"the runner waited {timeout_s:.1f} s for the reply to request {request_id} ({what}); "
+                "none came"
+            ) from None
+        self._ops.pop(request_id, None)
         if line is _EOF:
             self.broken = True
             self._wait_exit()
             raise AdapterCrashed(f"the adapter closed its stdout{self._exit_note()}")
         assert isinstance(line, bytes)
         return self._parse(line, request_id)
+
+    def replied(self) -> bool:
+        """Whether a reply (or the end of stdout) is waiting to be received."""
+        return not self._lines.empty()
 
     def request(
         self, op: str, args: dict[str, Any] | None = None, *, timeout_s: float | None = None

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import secrets
 import time
+from collections.abc import Callable
 from typing import Any
 
 import redis
@@ -238,10 +239,11 @@ class RedisEnvironment:
         """Whether a connection named ``name`` is blocked in a blocking command."""
         return any(entry.get("name") == name and "b" in entry.get("flags", "") for entry in self.clients())
 
-    def wait_blocked(self, name: str, timeout_s: float) -> bool:
-        """Poll until a connection named ``name`` blocks, up to ``timeout_s``."""
+    def wait_blocked(self, name: str, timeout_s: float, gave_up: Callable[[], bool] = lambda: False) -> bool:
+        """Poll until a connection named ``name`` blocks, up to ``timeout_s``; stop early (False)
+        when ``gave_up()`` says it never will (the call being waited for has returned)."""
         deadline = time.monotonic() + timeout_s
-        while time.monotonic() < deadline:
+        while time.monotonic() < deadline and not gave_up():
             if self.is_blocked(name):
                 return True
             time.sleep(0.005)

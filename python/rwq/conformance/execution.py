@@ -20,7 +20,7 @@ from redis.exceptions import RedisError, ResponseError
 
 from ..protocol.scripts import registry
 from . import data
-from .adapter import AdapterFailure, AdapterProcess, Reply
+from .adapter import AdapterFailure, AdapterProcess, AdapterTimeout, Reply
 from .cases import Case, SessionSpec
 from .cluster import OtherNodesTrace
 from .encoding import Json, decode_bytes, encode_bytes, is_bytes
@@ -54,6 +54,7 @@ STATUS_BY_KIND = {
     CASE_ERROR: "error",
     "redis": "error",
     "timeout": "timeout",
+    "blocked": "timeout",
     "crash": "crash",
     "handshake": "crash",
     "wire": "fail",
@@ -128,11 +129,20 @@ class Session:
 
 @dataclass(frozen=True)
 class Pending:
-    """An async call in flight."""
+    """An async call in flight: where it was made, and for a blocking call (``block: true``) its
+    ``timeout_ms`` and where the server clock stood when it was sent, so that a call that does
+    not return can be reported with what the runner did meanwhile."""
 
     session: str
     request_id: int
     method: str
+    step: int = 0
+    timeout_ms: int | None = None
+    """``timeout_ms`` of a blocking call (0: no limit); None for a call that does not block."""
+    advanced_ms: int = 0
+    """How far the runner had moved the clock in this case when the call was sent."""
+    sent_ms: int | None = None
+    """The server's clock when the call was sent, on a running clock (None on a frozen one)."""
 
 
 def script_vars() -> dict[str, Json]:
@@ -159,6 +169,8 @@ class CaseContext:
         self._own: list[AdapterProcess] = []
         self.proxies: dict[str, FaultProxy] = {}
         self.position = 0
+        self.advanced_ms = 0
+        """How far the case has moved the server clock so far (``advance_time_ms`` steps)."""
         self.invalid_steps: set[int] = set()
         """Steps whose call the subject refused with INVALID_ARGUMENT: they must send nothing."""
         token = self.ns[self.ns.index("{") + 1 : self.ns.index("}")]
@@ -246,8 +258,9 @@ class CaseContext:
 
     def close(self) -> None:
         """Stop own processes, reset shared ones, delete the namespace; never raises."""
+        self.pool.finished_sessions.update(session.client_name for session in self.sessions.values())
         for process in self._own:
-            process.stop()
+            self.pool.retire(process)
         for proxy in self.proxies.values():
             proxy.close()
         for process in self._marks:
@@ -264,9 +277,9 @@ Verb = Callable[[CaseContext, dict[str, Any]], None]
 
 def _settle(ctx: CaseContext, method: str, reply: Reply, step: dict[str, Any]) -> None:
     if reply.ok:
-        problems = data.schema_errors("adapter-protocol", reply.value, f"/$defs/results/{method}")
+        problems = data.schema_errors("adapter-protocol", reply.value, f"/$defs/results/{method}", "result")
         if problems:
-            raise StepFailure("violation", f"{method} result breaks the protocol ({'; '.join(problems)})")
+            raise StepFailure("violation", f"the {method} result breaks the protocol: {'; '.join(problems)}")
         outcome = Outcome(True, reply.value)
     elif reply.kind == "domain":
         outcome = Outcome(False, code=reply.code, message=reply.message)
@@ -277,8 +290,11 @@ def _settle(ctx: CaseContext, method: str, reply: Reply, step: dict[str, Any]) -
     _expect(ctx, step, outcome)
 
 
-def _expect(ctx: CaseContext, step: dict[str, Any], outcome: Outcome) -> None:
-    problem = expectation_failure(ctx.template(step["expect"]) if "expect" in step else None, outcome)
+def _expect(
+    ctx: CaseContext, step: dict[str, Any], outcome: Outcome, root: str = "result", units: str = ""
+) -> None:
+    expect = ctx.template(step["expect"]) if "expect" in step else None
+    problem = expectation_failure(expect, outcome, root, units)
     if problem:
         raise StepFailure("mismatch", problem)
     for var, pointer in step.get("save", {}).items():
@@ -290,7 +306,7 @@ def _expect(ctx: CaseContext, step: dict[str, Any], outcome: Outcome) -> None:
 def _call(ctx: CaseContext, step: dict[str, Any]) -> None:
     name, method = step["session"], step["call"]
     params = ctx.template(step.get("args", {}))
-    problems = data.schema_errors("adapter-protocol", params, f"/$defs/params/{method}")
+    problems = data.schema_errors("adapter-protocol", params, f"/$defs/params/{method}", "args")
     if problems:
         raise StepFailure(CASE_ERROR, f"args of {method} break the protocol: {'; '.join(problems)}")
     process = ctx.process_for(name)
@@ -299,16 +315,75 @@ def _call(ctx: CaseContext, step: dict[str, Any]) -> None:
         _settle(ctx, method, refused, step)
         return
     args = {"session": name, "method": method, "params": params}
-    if "async" in step:
-        ctx.pending[step["async"]] = Pending(name, process.send("call", args), method)
-        return
     timeout_ms = params.get("timeout_ms", 0)  # a case may pass a non-integer that must be refused
     blocking = params.get("block") is True and type(timeout_ms) in (int, float)
-    wait_s = timeout_ms / 1000 if blocking else 0
+    if "async" in step:
+        ctx.pending[step["async"]] = Pending(
+            name,
+            process.send("call", args),
+            method,
+            ctx.position,
+            int(timeout_ms) if blocking else None,
+            ctx.advanced_ms,
+            None if ctx.env.frozen or not blocking else ctx.env.server_ms(),
+        )
+        return
+    # On a running clock a blocking call takes its timeout in real time; on a frozen one it
+    # returns at once (an item is ready, or the case expects an error) or never.
+    wait_s = timeout_ms / 1000 if blocking and not ctx.env.frozen else 0
     reply = process.request("call", args, timeout_s=ctx.request_s + wait_s)
     if not reply.ok and reply.kind == "domain" and reply.code == "INVALID_ARGUMENT":
         ctx.invalid_steps.add(ctx.position)  # refused before any I/O (RWQ-ERR-002), checked on the wire
     _settle(ctx, method, reply, step)
+
+
+def step_label(step: dict[str, Any]) -> str:
+    """A step in a few words, for messages: ``call add on 'p'``, ``advance_time_ms 3001``."""
+    verb = verb_of(step)
+    if verb == "call":
+        return f"call {step['call']} on {step['session']!r}"
+    if verb == "redis":
+        return "redis " + " ".join(str(arg) for arg in step["redis"][:1])
+    if verb == "check":
+        return "check"
+    if verb == "fault":
+        return f"fault {step['fault']}"
+    return f"{verb} {step[verb]}"
+
+
+def _since(ctx: CaseContext, pending: Pending) -> str:
+    """What the runner did between a call and now, e.g. ``steps 2-3 (wait_blocked w1; call add on 'p')``."""
+    steps = ctx.case.steps[pending.step : ctx.position - 1]
+    if not steps:
+        return "no step ran in between"
+    span = f"step {pending.step + 1}" if len(steps) == 1 else f"steps {pending.step + 1}-{ctx.position - 1}"
+    return f"in between the runner ran {span} ({'; '.join(step_label(step) for step in steps)})"
+
+
+def blocked_message(ctx: CaseContext, pending: Pending, waited_s: float) -> str:
+    """Why a blocking call that has not returned should have: what the runner did to the server
+    clock (or what it ran) since the call, against the call's timeout."""
+    call = f"the {pending.method} of step {pending.step} (session {pending.session!r})"
+    timeout = pending.timeout_ms or 0
+    moved = ctx.advanced_ms - pending.advanced_ms
+    waited = f"the call has not returned {waited_s:.1f} s after the await began"
+    if ctx.env.frozen and timeout and moved >= timeout:
+        # the clock stood still from the request to the first advance: the call's first lease
+        # script saw the server time of the request
+        return (
+            f"server clock advanced {moved:,} ms past the first call of {call}; "
+            f"its timeout was {timeout:,} ms; {waited} (a blocking call returns nothing once its "
+            "timeout of server time has passed, RWQ-LEASE-010)"
+        )
+    if pending.sent_ms is not None and timeout:
+        elapsed = ctx.env.server_ms() - pending.sent_ms
+        return (
+            f"{elapsed:,} ms of server time have passed since {call} was sent; its timeout was "
+            f"{timeout:,} ms; {waited} (RWQ-LEASE-010)"
+        )
+    limit = f"its timeout was {timeout:,} ms" if timeout else "its timeout_ms was 0 (no limit)"
+    clock = f", and moved the server clock {moved:,} ms" if moved else ""
+    return f"{call} is blocked: {limit}; {_since(ctx, pending)}{clock}; {waited}"
 
 
 def _await(ctx: CaseContext, step: dict[str, Any]) -> None:
@@ -316,7 +391,21 @@ def _await(ctx: CaseContext, step: dict[str, Any]) -> None:
     process = ctx.sessions[pending.session].process
     if process is None:
         raise StepFailure(CASE_ERROR, f"the process of {pending.session!r} was killed before the await")
-    _settle(ctx, pending.method, process.receive(pending.request_id, ctx.request_s), step)
+    if pending.timeout_ms is None:
+        _settle(ctx, pending.method, process.receive(pending.request_id, ctx.request_s), step)
+        return
+    # A blocking call: by the await the runner has released it (moved the clock past its timeout,
+    # or made an item ready), so it returns within the release budget, plus on a running clock
+    # what is left of its timeout in real time.
+    budget = ctx.pool.timeouts.release_s
+    if pending.sent_ms is not None:
+        budget += max(pending.timeout_ms - (ctx.env.server_ms() - pending.sent_ms), 0) / 1000
+    try:
+        reply = process.receive(pending.request_id, budget)
+    except AdapterTimeout:
+        process.abandoned = True  # killed with the case; its restart is not a crash
+        raise StepFailure("blocked", blocked_message(ctx, pending, budget)) from None
+    _settle(ctx, pending.method, reply, step)
 
 
 def _close(ctx: CaseContext, step: dict[str, Any]) -> None:
@@ -334,13 +423,29 @@ def _close(ctx: CaseContext, step: dict[str, Any]) -> None:
 
 
 def _wait_blocked(ctx: CaseContext, step: dict[str, Any]) -> None:
+    """Wait until the session's connection blocks in Redis; fail at once when the call that
+    should block has already returned (a blocking lease that never blocks)."""
     session = ctx.sessions[step["wait_blocked"]]
-    if not ctx.env.wait_blocked(session.client_name, ctx.request_s):
+    process = session.process
+    call = next((p for p in ctx.pending.values() if p.session == session.spec.name), None)
+
+    def returned() -> bool:
+        return call is not None and process is not None and process.replied()
+
+    if ctx.env.wait_blocked(session.client_name, ctx.request_s, returned):
+        return
+    if call is not None and process is not None and returned():
+        ctx.pending = {key: p for key, p in ctx.pending.items() if p is not call}
         raise StepFailure(
             "mismatch",
-            f"no connection of session {session.spec.name!r} (CLIENT SETNAME {session.client_name}) "
-            f"blocked in Redis within {ctx.request_s:.1f} s",
+            f"the {call.method} of step {call.step} (session {session.spec.name!r}) returned before its "
+            f"connection blocked in Redis: {process.receive(call.request_id, 0).describe()}",
         )
+    raise StepFailure(
+        "mismatch",
+        f"no connection of session {session.spec.name!r} (CLIENT SETNAME {session.client_name}) "
+        f"blocked in Redis within {ctx.request_s:.1f} s",
+    )
 
 
 def _redis_value(value: Json) -> Any:
@@ -357,6 +462,29 @@ def _as_json(reply: Any) -> Json:
     return reply
 
 
+KEY_ROLES = {
+    "lease": "the lease token of item {!r}",
+    "item": "the payload of item {!r}",
+    "queue": "the ready list",
+    "processing": "the in-flight list",
+}
+"""What a key of a case's queue holds (SPEC 4), by its name after the prefix, for messages."""
+UNITS = {"STRLEN": "bytes", "LLEN": "entries", "HLEN": "fields", "ZCARD": "members", "DBSIZE": "keys"}
+"""What the integer reply of a raw command counts, for messages."""
+
+
+def command_subject(ctx: CaseContext, command: list[Any]) -> str:
+    """How a message names the reply of a ``redis`` step: the command and its key, with what the
+    key holds when it is one of the queue's (``STRLEN rwqc:{..}:lease:a (the lease token of item 'a')``)."""
+    shown = " ".join(str(arg) for arg in command[:2])
+    key = command[1] if len(command) > 1 and isinstance(command[1], str) else ""
+    rest = key[len(ctx.ns) + 1 :].split(":", 1) if key.startswith(ctx.ns + ":") else []
+    role = KEY_ROLES.get(rest[0]) if rest else None
+    if role is None or ("{" in role) != (len(rest) == 2):
+        return shown
+    return f"{shown} ({role.format(rest[1]) if len(rest) == 2 else role})"
+
+
 def _redis(ctx: CaseContext, step: dict[str, Any]) -> None:
     command = [_redis_value(arg) for arg in ctx.template(step["redis"])]
     try:
@@ -364,11 +492,13 @@ def _redis(ctx: CaseContext, step: dict[str, Any]) -> None:
     except ResponseError as exc:
         text = str(exc)
         outcome = Outcome(False, code=text.split(" ", 1)[0], message=text)
-    _expect(ctx, step, outcome)
+    name = str(command[0]).upper() if command else ""
+    _expect(ctx, step, outcome, command_subject(ctx, command), UNITS.get(name, ""))
 
 
 def _advance(ctx: CaseContext, step: dict[str, Any]) -> None:
     ctx.env.advance(ctx.ns, step["advance_time_ms"])
+    ctx.advanced_ms += step["advance_time_ms"]
 
 
 def _fault(ctx: CaseContext, step: dict[str, Any]) -> None:
@@ -436,9 +566,9 @@ def _check(ctx: CaseContext, step: dict[str, Any]) -> None:
             if problem:
                 raise StepFailure("mismatch", f"state.{name} {problem}")
         if "state_matches" in spec:
-            problem = schema_mismatch(spec["state_matches"], state)
+            problem = schema_mismatch(spec["state_matches"], state, "state")
             if problem:
-                raise StepFailure("mismatch", f"state {problem}")
+                raise StepFailure("mismatch", problem)
     if "keys" in spec:
         _check_keys(ctx, dict(spec["keys"]))
 
@@ -507,7 +637,7 @@ def _check_wire(ctx: CaseContext, trace: Trace) -> None:
             session = ctx.sessions[step["session"]]
             if hosting_impl(session.spec.impl) == SUBJECT:
                 one_script[position] = (session.client_name, *one)
-    violations = trace.check(parties, one_script, silent)
+    violations = trace.check(parties, one_script, silent, frozenset(ctx.pool.finished_sessions))
     if violations:
         more = f" (and {len(violations) - 1} more wire violations)" if len(violations) > 1 else ""
         raise WireFailure(violations[0].step, violations[0].message + more)
@@ -568,7 +698,8 @@ def run_case(case: Case, env: RedisEnvironment, pool: AdapterPool) -> CaseRun:
     except TemplateError as exc:
         failure = Failure(index, verb, CASE_ERROR, str(exc))
     except AdapterFailure as exc:
-        failure = Failure(index, verb, exc.kind, str(exc))
+        where = f"step {index} ({step_label(case.steps[index - 1])})" if index else "opening the sessions"
+        failure = Failure(index, verb, exc.kind, f"{where}: {exc}")
     except RedisError as exc:
         failure = Failure(
             index, verb, "redis", f"the runner's Redis command failed: {type(exc).__name__}: {exc}"

@@ -8,9 +8,9 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from jsonschema import Draft202012Validator  # type: ignore[import-untyped,unused-ignore]
 from jsonschema.exceptions import best_match  # type: ignore[import-untyped,unused-ignore]
 
+from .data import Validator, describe_error
 from .encoding import Json, canonical, decode_bytes, is_bytes
 
 _VAR = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
@@ -117,13 +117,12 @@ def difference(
     return f"{at}expected {show(expected)}, got {show(actual)}"
 
 
-def schema_mismatch(schema: Json, instance: Json) -> str | None:
-    """Why ``instance`` (bytes in canonical form) breaks the JSON Schema, or None."""
-    error = best_match(Draft202012Validator(schema).iter_errors(canonical(instance)))
-    if error is None:
-        return None
-    at = "/" + "/".join(str(part) for part in error.absolute_path)
-    return f"at {at}: {error.message}"
+def schema_mismatch(schema: Json, instance: Json, root: str = "", units: str = "") -> str | None:
+    """Why ``instance`` (bytes in canonical form) breaks the JSON Schema, or None; the message
+    names the field from ``root`` (``result``, ``state``) and the title of the schema it broke
+    (:func:`.data.describe_error`)."""
+    error = best_match(Validator(schema).iter_errors(canonical(instance)))
+    return None if error is None else describe_error(error, root, units)
 
 
 @dataclass(frozen=True)
@@ -139,13 +138,16 @@ class Outcome:
         return f"ok {show(self.value)}" if self.ok else f"error {self.code}: {self.message}".rstrip(": ")
 
 
-def expectation_failure(expect: dict[str, Any] | None, outcome: Outcome) -> str | None:
+def expectation_failure(
+    expect: dict[str, Any] | None, outcome: Outcome, root: str = "result", units: str = ""
+) -> str | None:
     """Why ``outcome`` does not meet ``expect`` (a case's expect object), or None.
-    Without an expectation the call only has to succeed."""
+    Without an expectation the call only has to succeed. ``root`` names the value in messages
+    (``result``, or the raw command a ``redis`` step ran); ``units`` what a number counts."""
     if not expect:
         return None if outcome.ok else f"expected success, got {outcome.describe()}"
     if "one_of" in expect:
-        reasons = [expectation_failure(alternative, outcome) for alternative in expect["one_of"]]
+        reasons = [expectation_failure(alternative, outcome, root, units) for alternative in expect["one_of"]]
         if all(reasons):
             return "no alternative of one_of holds: " + " | ".join(str(reason) for reason in reasons)
         return None
@@ -159,4 +161,4 @@ def expectation_failure(expect: dict[str, Any] | None, outcome: Outcome) -> str 
         return f"expected success, got {outcome.describe()}"
     if "result" in expect:
         return difference(expect["result"], outcome.value, ignore_extra_members=True)
-    return schema_mismatch(expect["result_matches"], outcome.value)
+    return schema_mismatch(expect["result_matches"], outcome.value, root, units)

@@ -5,8 +5,10 @@ that decide which implementation hosts each ``impl: any`` session."""
 from __future__ import annotations
 
 import dataclasses
+import itertools
 import sys
-from collections.abc import Callable, Iterable, Sequence
+import threading
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from pathlib import Path
 
 from .adapter import AdapterProcess, HandshakeFailed, Hello, Observer, Timeouts
@@ -70,7 +72,11 @@ def expand(cases: Iterable[Case]) -> list[Case]:
 
 
 class AdapterPool:
-    """Starts, hands out, restarts and stops adapter processes; counts restarts for crash loops."""
+    """Starts, hands out, restarts and stops adapter processes; counts restarts for crash loops.
+
+    A ``--jobs`` run has one pool per worker (its shared processes are the worker's own); the pools
+    draw process labels from one ``labels`` counter so that each process's stderr log has its own
+    name."""
 
     def __init__(
         self,
@@ -81,6 +87,7 @@ class AdapterPool:
         timeouts: Timeouts,
         log_dir: Path,
         emit: EventSink,
+        labels: Iterator[int] | None = None,
     ) -> None:
         self.argvs = {SUBJECT: list(subject_argv), REFERENCE: list(REFERENCE_ARGV)}
         self.redis_url = redis_url
@@ -92,7 +99,11 @@ class AdapterPool:
         self.observer: Observer | None = None
         self.hellos: dict[str, Hello] = {}
         self._shared: dict[str, AdapterProcess] = {}
-        self._started = 0
+        self._labels = labels if labels is not None else itertools.count(1)
+        self._stopping: list[threading.Thread] = []
+        self.finished_sessions: set[str] = set()
+        """Client names of the sessions of this pool's finished cases: their processes exit in the
+        background (:meth:`retire`), so the next case's trace may see them close."""
 
     def _observe(self, label: str, direction: str, message: Json) -> None:
         if self.observer is not None:
@@ -101,8 +112,7 @@ class AdapterPool:
     def start(self, impl: str, redis_url: str | None = None) -> AdapterProcess:
         """A new process of ``impl`` that has completed its handshake (HandshakeFailed if not),
         connected to ``redis_url`` (default: the run's Redis)."""
-        self._started += 1
-        label = f"{impl}-{self._started}"
+        label = f"{impl}-{next(self._labels)}"
         redis_url = redis_url or self.redis_url
         process = AdapterProcess(
             self.argvs[impl],
@@ -142,14 +152,25 @@ class AdapterPool:
         if process is not None:
             process.kill()
             del self._shared[impl]
-            self.restarts += 1
+            if not process.abandoned:  # the runner gave up on a blocked call: not a crash
+                self.restarts += 1
             self.emit("adapter_restarted", impl=impl, previous=process.label, restarts=self.restarts)
         process = self.start(impl)
         self._shared[impl] = process
         return process
 
+    def retire(self, process: AdapterProcess) -> None:
+        """Stop a process a case is done with, in the background: the next case need not wait for
+        it to exit (:meth:`close` waits for them all)."""
+        stopping = threading.Thread(target=process.stop, name=f"{process.label}-stop", daemon=True)
+        stopping.start()
+        self._stopping = [thread for thread in self._stopping if thread.is_alive()] + [stopping]
+
     def close(self) -> None:
-        """Stop every shared process (own processes are stopped by their cases)."""
+        """Stop every shared process and wait for the retired ones to be gone."""
         for process in self._shared.values():
             process.stop()
         self._shared.clear()
+        for thread in self._stopping:
+            thread.join()
+        self._stopping.clear()

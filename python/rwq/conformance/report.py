@@ -8,6 +8,7 @@ import datetime as dt
 import json
 import re
 import shlex
+import threading
 import xml.etree.ElementTree as ET
 from collections import Counter
 from pathlib import Path
@@ -69,10 +70,13 @@ class EventLog:
 
     def __init__(self, path: Path) -> None:
         self._file: IO[str] = path.open("w", encoding="utf-8")
+        self._lock = threading.Lock()  # workers of a --jobs run emit too
 
     def emit(self, event: str, **fields: Any) -> None:
-        self._file.write(json.dumps({"event": event, "at": now(), **fields}, ensure_ascii=False) + "\n")
-        self._file.flush()
+        line = json.dumps({"event": event, "at": now(), **fields}, ensure_ascii=False) + "\n"
+        with self._lock:
+            self._file.write(line)
+            self._file.flush()
 
     def close(self) -> None:
         self._file.close()

@@ -8,11 +8,14 @@ failed, crash loop); 3 usage or configuration error; 4 nothing ran.
 
 from __future__ import annotations
 
+import itertools
 import os
 import secrets
 import shlex
 import sys
+import threading
 import time
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -55,6 +58,8 @@ VERDICTS = {
     EXIT_NOTHING_RAN: "nothing-ran",
 }
 MAX_CONSECUTIVE_CRASHES = 3
+CRASH_KINDS = frozenset({"crash", "handshake", "timeout"})
+"""Failure kinds that say the adapter itself is broken (for the crash-loop rule)."""
 MAX_RESTARTS = 10
 STDERR_TAIL_LINES = 20
 """Lines of the adapter's stderr shown when its handshake fails."""
@@ -86,7 +91,63 @@ class RunConfig:
     declared_keys: bool = False
     """Open every subject session with option ``declared_keys`` (profile declared-keys, SPEC 20),
     and check that each script call passes every key its script touches (RWQ-DECL-001)."""
+    jobs: int | None = None
+    """Cases run at once (:func:`default_jobs` when None); 1 runs them one after another."""
+    fail_fast: bool = False
+    """Stop after the first unexpected failure: cases not started by then are ``not-run``."""
     console: Console = field(default_factory=Console)
+
+
+def default_jobs() -> int:
+    """The CPU count: the run is mostly CPU (the runner, the adapters and Redis share the cores),
+    so more workers than cores only add contention."""
+    return max(os.cpu_count() or 1, 1)
+
+
+GLOBAL_COMMANDS = frozenset(
+    {
+        "CONFIG",
+        "DBSIZE",
+        "DEBUG",
+        "FLUSHALL",
+        "FLUSHDB",
+        "INFO",
+        "KEYS",
+        "SCRIPT",
+        "SWAPDB",
+        "CLIENT",
+        "MEMORY",
+    }
+)
+"""Raw commands that read or change the whole server rather than keys of one namespace."""
+SERVER_FAULTS = frozenset({"script-flush", "restart"})
+"""Faults that act on the whole server (both flush its script cache)."""
+
+
+def needs_server_alone(case: Case, frozen: bool) -> str | None:
+    """Why ``case`` cannot share its Redis with other cases running at the same time, or None:
+    it moves the server's frozen clock, flushes the script cache, or runs a raw command that
+    reads or changes the whole server (``CONFIG``, ``INFO``, ``DBSIZE``, ...). The property test
+    and the workload do all of that."""
+    if case is stateful.CASE or case is workload.CASE:
+        return "it flushes scripts, kills connections and moves time"
+    for position, step in enumerate(case.steps, 1):
+        if "advance_time_ms" in step and frozen:
+            return f"step {position} moves the frozen clock of the whole server"
+        if step.get("fault") in SERVER_FAULTS:
+            return f"step {position} ({step['fault']}) flushes the server's script cache"
+        command = str(step["redis"][0]).upper() if step.get("redis") else ""
+        if command in GLOBAL_COMMANDS:
+            return f"step {position} runs {command}, which reads or changes the whole server"
+    return None
+
+
+@dataclass
+class Worker:
+    """One lane of a run: the Redis its cases use and its own adapter processes."""
+
+    env: RedisEnvironment
+    pool: AdapterPool
 
 
 def scripts_problems(hello: Hello) -> list[str]:
@@ -210,6 +271,8 @@ class Run:
         self.started = time.monotonic()
         self.records: list[dict[str, Any]] = []
         self.aborted: str | None = None
+        self.stopped: str | None = None
+        """Set by ``--fail-fast`` at the first unexpected failure."""
         self.hello: Hello | None = None
         self.claimed: list[str] = []
         self.scripts: list[str] | None = None
@@ -258,17 +321,14 @@ class Run:
         self.config.out.mkdir(parents=True, exist_ok=True)
         self.terminal.seed(self.seed)
         with EventLog(self.config.out / "events.jsonl") as events:
+            jobs = min(self.config.jobs or default_jobs(), len(selected))
             try:
-                if self.config.redis_url:
-                    env = RedisEnvironment.external(self.config.redis_url, cluster=self.config.cluster)
-                elif self.config.cluster:
-                    env = RedisEnvironment.managed_cluster()
-                else:
-                    env = RedisEnvironment.managed()
+                envs = self._environments(jobs)
             except (RedisError, RedisUnavailable, OSError, ValueError) as exc:
                 self.terminal.message(f"usage error: cannot use Redis: {exc}", "bold red")
                 return EXIT_USAGE
-            self.environment = env.describe()
+            env = envs[0]
+            self.environment = {**env.describe(), "jobs": jobs}
             events.emit(
                 "run_started",
                 suite={"version": __version__, "protocol": PROTOCOL_VERSION},
@@ -280,19 +340,28 @@ class Run:
             )
             log_dir = self.config.out / "adapters"
             log_dir.mkdir(exist_ok=True)
-            pool = AdapterPool(
-                argv,
-                redis_url=env.url,
-                cluster=env.cluster,
-                timeouts=Timeouts().scaled(self.config.timeout_multiplier),
-                log_dir=log_dir,
-                emit=events.emit,
-            )
+            labels = itertools.count(1)
+            workers = [
+                Worker(
+                    each,
+                    AdapterPool(
+                        argv,
+                        redis_url=each.url,
+                        cluster=each.cluster,
+                        timeouts=Timeouts().scaled(self.config.timeout_multiplier),
+                        log_dir=log_dir,
+                        emit=events.emit,
+                        labels=labels,
+                    ),
+                )
+                for each in envs
+            ]
             try:
-                code = self._run(selected, env, pool, events)
+                code = self._run(selected, workers, events)
             finally:
-                pool.close()
-                env.close()
+                for worker in workers:
+                    worker.pool.close()
+                    worker.env.close()
             if self.aborted and self.hello is None:
                 self.aborted_stderr = tail_of_logs(
                     sorted(log_dir.glob(f"{SUBJECT}-*.stderr.log")), STDERR_TAIL_LINES
@@ -303,6 +372,23 @@ class Run:
         self._write(report)
         self.terminal.final(report)
         return code
+
+    def _environments(self, jobs: int) -> list[RedisEnvironment]:
+        """One environment per worker. The runner's own servers (one per worker, started at
+        once) keep every case alone on its server: its frozen clock, its script cache, its
+        MONITOR trace. An external Redis is one server the workers share."""
+        if self.config.redis_url:
+            url, cluster = self.config.redis_url, self.config.cluster
+            return [RedisEnvironment.external(url, cluster=cluster) for _ in range(jobs)]
+        start = RedisEnvironment.managed_cluster if self.config.cluster else RedisEnvironment.managed
+        with ThreadPoolExecutor(jobs) as executor:
+            futures = [executor.submit(start) for _ in range(jobs)]
+        envs = [future.result() for future in futures if future.exception() is None]
+        if len(envs) < jobs:
+            for env in envs:
+                env.close()
+            raise next(exc for future in futures if (exc := future.exception()) is not None)
+        return envs
 
     def _write(self, report: dict[str, Any]) -> None:
         """report.json, junit.xml (and ``--junit``), summary.md (appended to ``$GITHUB_STEP_SUMMARY``)."""
@@ -318,7 +404,8 @@ class Run:
             with open(step_summary, "a", encoding="utf-8") as handle:
                 handle.write(summary + "\n")
 
-    def _run(self, selected: list[Case], env: RedisEnvironment, pool: AdapterPool, events: EventLog) -> int:
+    def _run(self, selected: list[Case], workers: list[Worker], events: EventLog) -> int:
+        pool = workers[0].pool
         try:
             pool.shared(SUBJECT)
         except AdapterFailure as exc:
@@ -345,18 +432,24 @@ class Run:
             self.terminal.message("embedded scripts differ from the canonical RWQ/1 scripts:", "bold red")
             for problem in self.scripts:
                 self.terminal.message(f"  {problem}", "red")
-        for case in selected:
-            record = self._case(case, env, pool)
-            self.records.append(record)
-            events.emit("case_finished", case=record)
-            self.terminal.case(record)
-            if not self.aborted:
-                self._check_crash_loop(pool)
+        Schedule(self, selected, workers, events).run()
         return self._exit_code()
 
-    def _case(self, case: Case, env: RedisEnvironment, pool: AdapterPool) -> dict[str, Any]:
-        if self.aborted:
-            return case_record(case, "not-run", note=self.aborted)
+    def finished(self, record: dict[str, Any], workers: list[Worker], events: EventLog) -> None:
+        """Report one case, in case order (:class:`Schedule` holds back cases that finish early)."""
+        self.records.append(record)
+        events.emit("case_finished", case=record)
+        self.terminal.case(record)
+        if not self.aborted:
+            self._check_crash_loop(sum(worker.pool.restarts for worker in workers))
+
+    def stop_reason(self) -> str | None:
+        """Why cases that have not started are not to run: an aborted run, or ``--fail-fast``."""
+        return self.aborted or self.stopped
+
+    def run_one(self, case: Case, env: RedisEnvironment, pool: AdapterPool) -> dict[str, Any]:
+        if self.stop_reason():
+            return case_record(case, "not-run", note=self.stop_reason())
         capabilities = env.capabilities - {UNDECLARED_KEYS} if self.config.declared_keys else env.capabilities
         reason = applicability(case, set(self.claimed), capabilities, env.clock_note)
         if reason:
@@ -399,13 +492,17 @@ class Run:
         note = "listed in [[fail]] of the known-failures file, but passed" if status == "xpass" else run.note
         return case_record(case, status, run=run, known=entry, note=note)
 
-    def _check_crash_loop(self, pool: AdapterPool) -> None:
-        """Abort (the remaining cases become not-run) when the adapter keeps dying."""
-        recent = [record["status"] for record in self.records[-MAX_CONSECUTIVE_CRASHES:]]
-        if len(recent) == MAX_CONSECUTIVE_CRASHES and all(s in ("crash", "timeout") for s in recent):
+    def _check_crash_loop(self, restarts: int) -> None:
+        """Abort (the remaining cases become not-run) when the adapter keeps dying. A blocked call
+        that did not return after its release (failure kind ``blocked``) is the case's failure,
+        not a broken adapter: it does not count."""
+        recent = [
+            (record.get("failure") or {}).get("kind") for record in self.records[-MAX_CONSECUTIVE_CRASHES:]
+        ]
+        if len(recent) == MAX_CONSECUTIVE_CRASHES and all(k in CRASH_KINDS for k in recent):
             self.aborted = f"{MAX_CONSECUTIVE_CRASHES} cases in a row crashed or timed out the adapter"
-        elif pool.restarts >= MAX_RESTARTS:
-            self.aborted = f"the adapter was restarted {pool.restarts} times"
+        elif restarts >= MAX_RESTARTS:
+            self.aborted = f"the adapter was restarted {restarts} times"
 
     def _exit_code(self) -> int:
         if self.aborted:
@@ -438,6 +535,7 @@ class Run:
             "seed": self.seed,
             "declared_keys": self.config.declared_keys,
             "aborted": self.aborted,
+            "stopped": self.stopped,
             "aborted_stderr": self.aborted_stderr,
             "summary": summarise(self.records),
             "cases": self.records,
@@ -448,6 +546,77 @@ class Run:
                 "unmatched": [entry.to_json() for entry in self.known.unmatched(self.corpus)],
             },
         }
+
+
+class Schedule:
+    """Hands the selected cases to the workers in order and reports them in order.
+
+    Each worker takes the next case when it is free. On a server the workers share (an external
+    Redis), a case that must have the server to itself (:func:`needs_server_alone`) waits until
+    the running cases are done, and no other case starts until it is; with the runner's own
+    servers every worker has a server of its own. A case that finishes before an earlier one is
+    held back, so the terminal, ``events.jsonl`` and the report keep the case order."""
+
+    def __init__(self, run: Run, cases: list[Case], workers: list[Worker], events: EventLog) -> None:
+        self.run_ = run
+        self.cases = cases
+        self.workers = workers
+        self.events = events
+        self.shared_server = not workers[0].env.is_managed and len(workers) > 1
+        self.frozen = workers[0].env.frozen
+        self._lock = threading.Condition()
+        self._next = 0
+        self._running = 0
+        self._alone = False
+        self._done: dict[int, dict[str, Any]] = {}
+        self._reported = 0
+
+    def run(self) -> None:
+        if len(self.workers) == 1:
+            self._work(self.workers[0])
+            return
+        threads = [
+            threading.Thread(target=self._work, args=(worker,), name=f"worker-{n}", daemon=True)
+            for n, worker in enumerate(self.workers, 1)
+        ]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+
+    def _take(self) -> tuple[int, Case, bool] | None:
+        with self._lock:
+            while self._next < len(self.cases):
+                case = self.cases[self._next]
+                alone = self.shared_server and needs_server_alone(case, self.frozen) is not None
+                if self._alone or (alone and self._running):
+                    self._lock.wait()
+                    continue
+                index, self._next = self._next, self._next + 1
+                self._running += 1
+                self._alone = alone
+                return index, case, alone
+            return None
+
+    def _work(self, worker: Worker) -> None:
+        while (taken := self._take()) is not None:
+            index, case, alone = taken
+            try:
+                record = self.run_.run_one(case, worker.env, worker.pool)
+            except Exception as exc:  # a bug of the runner: reported, and the other workers go on
+                record = case_record(case, "error", note=f"the runner failed: {type(exc).__name__}: {exc}")
+            with self._lock:
+                self._running -= 1
+                self._alone = self._alone and not alone
+                if self.run_.config.fail_fast and record["status"] in UNEXPECTED and not self.run_.stopped:
+                    self.run_.stopped = (
+                        f"--fail-fast: stopped after the unexpected {record['status']} of {case.id}"
+                    )
+                self._done[index] = record
+                while self._reported in self._done:
+                    self.run_.finished(self._done.pop(self._reported), self.workers, self.events)
+                    self._reported += 1
+                self._lock.notify_all()
 
 
 def run(config: RunConfig) -> int:

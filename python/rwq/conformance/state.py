@@ -34,9 +34,13 @@ def _scan(client: Any, match: str) -> list[bytes]:
             return sorted(found)
 
 
-def _remaining(client: Any, key: bytes) -> int | None:
-    pttl = int(client.execute_command("PTTL", key))
-    return None if pttl == -1 else pttl
+def _pipelined(client: Any, commands: list[tuple[Any, ...]]) -> list[Any]:
+    """The replies to ``commands``, sent in one round trip (no transaction: the case is idle
+    while the runner reads)."""
+    pipe = client.pipeline(transaction=False)
+    for command in commands:
+        pipe.execute_command(*command)
+    return list(pipe.execute())
 
 
 def logical_state(client: Any, prefix: str) -> dict[str, Json]:
@@ -47,12 +51,13 @@ def logical_state(client: Any, prefix: str) -> dict[str, Json]:
         name: [_id(raw) for raw in reversed(client.execute_command("LRANGE", base + name.encode(), 0, -1))]
         for name in ("queue", "processing")
     }
-    items: dict[str, Json] = {}
-    for key in _scan(client, pattern + "item:*"):
-        payload = client.execute_command("GET", key)
-        if payload is not None:
-            items[_id(key[len(base) + 5 :])] = encode_bytes(payload)
-    state["items"] = items
+    item_keys = _scan(client, pattern + "item:*")
+    payloads = _pipelined(client, [("GET", key) for key in item_keys])
+    state["items"] = {
+        _id(key[len(base) + 5 :]): encode_bytes(payload)
+        for key, payload in zip(item_keys, payloads, strict=True)
+        if payload is not None
+    }
     clock = client.execute_command("TIME")
     seconds, micros = next(iter(clock.values())) if isinstance(clock, dict) else clock  # cluster: per node
     now_ms = int(seconds) * 1000 + int(micros) // 1000
@@ -61,43 +66,53 @@ def logical_state(client: Any, prefix: str) -> dict[str, Json]:
         _id(flat[i]): {"remaining_ms": int(float(flat[i + 1])) - now_ms} for i in range(0, len(flat), 2)
     }
     for field, kind in (("leases", "lease:"), ("legacy_leases", "leased_by_session:")):
-        held: dict[str, Json] = {}
-        for key in _scan(client, pattern + kind + "*"):
-            remaining = _remaining(client, key)
-            if remaining != -2:
-                held[_id(key[len(base) + len(kind) :])] = {"remaining_ms": remaining}
-        state[field] = held
+        keys = _scan(client, pattern + kind + "*")
+        pttls = [int(pttl) for pttl in _pipelined(client, [("PTTL", key) for key in keys])]
+        state[field] = {
+            _id(key[len(base) + len(kind) :]): {"remaining_ms": None if pttl == -1 else pttl}
+            for key, pttl in zip(keys, pttls, strict=True)
+            if pttl != -2
+        }
     return state
 
 
-def raw_key(client: Any, key: bytes) -> dict[str, Json] | None:
-    """One key as ``{"type", "value", "pttl_ms"}`` (see the case schema's keyExpect), or None."""
-    kind = client.execute_command("TYPE", key).decode()
-    value: Any
-    if kind == "none":
-        return None
+VALUE_COMMANDS: dict[str, tuple[Any, ...]] = {
+    "string": ("GET",),
+    "list": ("LRANGE", 0, -1),
+    "set": ("SMEMBERS",),
+    "hash": ("HGETALL",),
+    "zset": ("ZRANGE", 0, -1, "WITHSCORES"),
+}
+"""How a key of each type is read (after the key's name)."""
+
+
+def _value(kind: str, reply: Any) -> Json:
+    """A key's value as the case schema's keyExpect writes it."""
     if kind == "string":
-        value = encode_bytes(client.execute_command("GET", key))
-    elif kind == "list":
-        value = [encode_bytes(v) for v in client.execute_command("LRANGE", key, 0, -1)]
-    elif kind == "set":
-        value = [encode_bytes(v) for v in sorted(client.execute_command("SMEMBERS", key))]
-    elif kind == "hash":
-        flat = client.execute_command("HGETALL", key)
-        value = {_id(flat[i]): encode_bytes(flat[i + 1]) for i in range(0, len(flat), 2)}
-    elif kind == "zset":
-        flat = client.execute_command("ZRANGE", key, 0, -1, "WITHSCORES")
-        value = [[encode_bytes(flat[i]), float(flat[i + 1])] for i in range(0, len(flat), 2)]
-    else:
-        value = None
-    return {"type": kind, "value": value, "pttl_ms": int(client.execute_command("PTTL", key))}
+        return encode_bytes(reply)
+    if kind == "list":
+        return [encode_bytes(v) for v in reply]
+    if kind == "set":
+        return [encode_bytes(v) for v in sorted(reply)]
+    if kind == "hash":
+        return {_id(reply[i]): encode_bytes(reply[i + 1]) for i in range(0, len(reply), 2)}
+    return [[encode_bytes(reply[i]), float(reply[i + 1])] for i in range(0, len(reply), 2)]
 
 
 def raw_keys(client: Any, keys: list[bytes]) -> dict[str, dict[str, Json]]:
-    """Several keys by name (text); keys that vanished meanwhile are left out."""
-    found = {}
-    for key in keys:
-        described = raw_key(client, key)
-        if described is not None:
-            found[_id(key)] = described
-    return found
+    """Several keys by name (text), each as ``{"type", "value", "pttl_ms"}`` (see the case
+    schema's keyExpect), in two round trips; keys that vanished meanwhile are left out."""
+    meta = _pipelined(client, [command for key in keys for command in (("TYPE", key), ("PTTL", key))])
+    present = [
+        (key, kind.decode(), int(pttl))
+        for key, kind, pttl in zip(keys, meta[::2], meta[1::2], strict=True)
+        if kind != b"none"
+    ]
+    readable = [(key, kind) for key, kind, _ in present if kind in VALUE_COMMANDS]
+    replies = _pipelined(
+        client, [(VALUE_COMMANDS[kind][0], key, *VALUE_COMMANDS[kind][1:]) for key, kind in readable]
+    )
+    values = {key: _value(kind, reply) for (key, kind), reply in zip(readable, replies, strict=True)}
+    return {
+        _id(key): {"type": kind, "value": values.get(key), "pttl_ms": pttl} for key, kind, pttl in present
+    }

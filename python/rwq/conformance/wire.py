@@ -96,6 +96,13 @@ RUNNER_NAMES = frozenset({"rwqc-runner", "rwqc-wire"})
 MAX_BLMOVE_S = 1.0
 
 _LINE = re.compile(rb"^\+(\d+\.\d+) \[(\d+) (.*?)\] (.*)$", re.DOTALL)
+_HEAD = re.compile(rb'^\+\d+\.\d+ \[\d+ (\S+)\] "([^"]*)"')
+"""A MONITOR line's client and command name, read without parsing the arguments."""
+RUNNER_TRACED = frozenset({b"ECHO", b"EVAL", b"EVALSHA", b"SCRIPT", b"CLIENT", b"HELLO"})
+"""The runner's own commands the trace still reads: its step markers, the scripts it loads into
+the server's cache (the checks follow which scripts the server holds), and naming connections.
+Its other commands (reads of the state, raw steps) and what its scripts run concern no check,
+so :meth:`Trace.finish` skips them unparsed."""
 _QUOTED = rb'"((?:[^"\\]+|\\.)*)"'
 _ARGS = re.compile(_QUOTED + rb"(?: " + _QUOTED + rb")*")
 _ARG = re.compile(_QUOTED)
@@ -282,8 +289,10 @@ class Checker:
         marker: bytes,
         one_script: dict[int, tuple[str, str, bytes | None]] | None = None,
         silent: dict[int, str] | None = None,
+        finished: frozenset[str] = frozenset(),
     ) -> None:
         self.parties = parties
+        self.finished = finished
         self.one_script = one_script or {}
         self.silent = silent or {}
         self._first_script: dict[int, tuple[str, bytes]] = {}  # a step's first script and ARGV[1]
@@ -307,6 +316,8 @@ class Checker:
             return self.parties[name]
         if name in RUNNER_NAMES:
             return Party("the runner", b"", checked=False)
+        if name in self.finished:  # a session of an earlier case whose process is still exiting
+            return Party(f"connection {client} of an earlier case", b"", checked=False)
         who = f"connection {client} named {name!r}, no session of this case" if name else None
         return Party(who or f"connection {client}, which never set a name", self.namespace, checked=True)
 
@@ -613,15 +624,34 @@ class Trace:
         self.client.execute_command("ECHO", end)
         deadline = time.monotonic() + self.timeout_s
         seen: list[Seen] = []
+        runner = {addr.encode() for addr, name in self.names.items() if name in RUNNER_NAMES}
+        by_runner = False  # the last command (not run by a script) was the runner's
         try:
             while True:
                 self._sock.settimeout(max(deadline - time.monotonic(), 0.001))
                 line = self._file.readline()
                 if not line:
                     raise WireError("the MONITOR connection closed")
+                head = _HEAD.match(line)
+                if head is not None and head[1] == b"lua":
+                    if by_runner:
+                        continue  # a command a script of the runner ran
+                elif head is not None:
+                    by_runner = head[1] in runner
+                    if by_runner and head[2].upper() not in RUNNER_TRACED:
+                        continue
                 parsed = parse_line(line)
                 if parsed is None:
                     continue
+                if parsed.name in (b"CLIENT", b"HELLO") and b"SETNAME" in (
+                    arg.upper() for arg in parsed.args
+                ):
+                    named = parsed.args[[arg.upper() for arg in parsed.args].index(b"SETNAME") + 1 :][:1]
+                    address = parsed.client.encode()
+                    if named and named[0].decode("utf-8", "replace") in RUNNER_NAMES:
+                        runner.add(address)
+                    else:
+                        runner.discard(address)
                 if parsed.name == b"ECHO" and parsed.args[-1] == end:
                     return seen
                 seen.append(parsed)
@@ -635,10 +665,12 @@ class Trace:
         parties: dict[str, Party],
         one_script: dict[int, tuple[str, str, bytes | None]] | None = None,
         silent: dict[int, str] | None = None,
+        finished: frozenset[str] = frozenset(),
     ) -> list[Violation]:
         """Finish the trace and check it; ``parties`` maps client names to sessions, ``one_script``
         steps to the client name and the script of a one-script operation made in them, ``silent``
-        steps to the client name of a session that must send nothing in them."""
+        steps to the client name of a session that must send nothing in them; ``finished`` names
+        the sessions of earlier cases (their processes exit in the background)."""
         checker = Checker(
             parties,
             namespace=self.namespace,
@@ -648,6 +680,7 @@ class Trace:
             marker=self.marker,
             one_script=one_script,
             silent=silent,
+            finished=finished,
         )
         for command in self.finish():
             checker.feed(command)
