@@ -424,7 +424,8 @@ def _close(ctx: CaseContext, step: dict[str, Any]) -> None:
 
 def _wait_blocked(ctx: CaseContext, step: dict[str, Any]) -> None:
     """Wait until the session's connection blocks in Redis; fail at once when the call that
-    should block has already returned (a blocking lease that never blocks)."""
+    should block has already returned (a blocking lease that never blocks), unless the step says
+    ``or_returned`` (a call the client may refuse before any I/O)."""
     session = ctx.sessions[step["wait_blocked"]]
     process = session.process
     call = next((p for p in ctx.pending.values() if p.session == session.spec.name), None)
@@ -435,6 +436,8 @@ def _wait_blocked(ctx: CaseContext, step: dict[str, Any]) -> None:
     if ctx.env.wait_blocked(session.client_name, ctx.request_s, returned):
         return
     if call is not None and process is not None and returned():
+        if step.get("or_returned"):
+            return  # a call a client may refuse before any I/O: the await checks its reply
         ctx.pending = {key: p for key, p in ctx.pending.items() if p is not call}
         raise StepFailure(
             "mismatch",
