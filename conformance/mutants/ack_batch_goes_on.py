@@ -10,11 +10,12 @@ from _mutant import serve
 from rwq.client import WorkQueue
 from rwq.errors import NotReplicated
 from rwq.protocol import operations as ops
+from rwq.protocol.commands import Plan, RunScript
 
 _short: list[str] = []
 
 
-def acknowledged_later(command: ops.RunScript) -> ops.Plan[Any]:
+def acknowledged_later(command: RunScript) -> Plan[Any]:
     if command.wait is None:
         return (yield command)
     reply, replicas = yield command
