@@ -48,6 +48,8 @@ GO_MUTATE = ROOT / "tools" / "gomutate"
 FAILED = {"fail", "error", "timeout", "crash", "warn"}
 PYMUTATE = f"{shlex.quote(sys.executable)} {shlex.quote(str(ROOT / 'tools' / 'pymutate.py'))}"
 """The command that serves the reference adapter with a mutant (``--mutant ID``) or coverage."""
+JUDGED = {"equivalent", "outside_fast_mode"}
+"""Verdicts that settle a survivor (``killed_by`` must be proven by a run)."""
 DECLARED = "dk:"
 """Label prefix of a case run with ``--declared-keys``."""
 
@@ -158,7 +160,17 @@ def write_ledger(entries: dict[str, dict[str, Any]], pending: dict[str, str] | N
             name: (pending or {}).get(name) or _pending_reasons().get(name, "") for name in waiting
         }
     text = json.dumps(header, ensure_ascii=False)[:-1] + ', "mutants": [\n'
-    LEDGER.write_text(text + ",\n".join(lines) + "\n]}\n")
+    partial = LEDGER.with_suffix(f".{os.getpid()}.tmp")
+    partial.write_text(text + ",\n".join(lines) + "\n]}\n")
+    partial.replace(LEDGER)
+
+
+def _save(ledger: dict[str, dict[str, Any]], langs: Sequence[str], pending: dict[str, str]) -> None:
+    """Write this run's languages over the ledger on disk, keeping the others as they are there
+    (a Python and a Go run may go on at once)."""
+    merged = {key: entry for key, entry in load_ledger().items() if key.split("/")[0] not in langs}
+    merged.update({key: entry for key, entry in ledger.items() if key.split("/")[0] in langs})
+    write_ledger(merged, {**_pending_reasons(), **pending})
 
 
 def problems(langs: Sequence[str] = ("py", "go")) -> list[str]:
@@ -187,9 +199,7 @@ def problems(langs: Sequence[str] = ("py", "go")) -> list[str]:
             if entry["file"] not in pending:
                 found.append(f"{key}: pending, but the ledger does not say why {entry['file']} waits")
             continue
-        if entry["result"] not in ("killed", "stillborn") and (
-            verdict is None or "equivalent" not in verdict
-        ):
+        if entry["result"] not in ("killed", "stillborn") and not (verdict or {}).keys() & JUDGED:
             found.append(
                 f"{key}: {entry['result']} without a verdict ({entry['original']} -> {entry['mutated']})"
             )
@@ -382,15 +392,21 @@ def run_task(task: Task, work: str) -> dict[str, Any]:
 
 
 # -- the runs ----------------------------------------------------------------------------------------
-def _order(lines: Iterable[str], cover: dict[str, Any], first: str | None) -> list[str]:
+def _order(lines: Iterable[str], cover: dict[str, Any], first: str | None, function: str = "") -> list[str]:
     """The cases covering ``lines``, the most specific first: a case scores 1/n for each of the
     lines it covers that n cases cover (a constant read on an error path ranks that path's cases
-    before the common ones); then the fastest; the mutant's last killer before all."""
+    before the common ones), plus 1 when its id names the mutant's function (``prefix`` ranks
+    ``keys/prefix/...`` first among the cases every call runs); then the fastest; the mutant's last
+    killer before all."""
     score: dict[str, float] = {}
     for line in lines:
         labels = cover["lines"].get(line, ())
         for label in labels:
             score[label] = score.get(label, 0.0) + 1 / len(labels)
+    words = {w for w in function.replace(".", "_").lower().split("_") if len(w) >= 4}
+    for label in score:
+        named = set(label.replace("/", "-").replace("_", "-").split("-"))
+        score[label] += 1.0 if words & named else 0.0
     ms = cover["ms"]
     ordered = sorted(score, key=lambda label: (-round(score[label], 6), ms.get(label, 10**9), label))
     if first in ordered:
@@ -416,7 +432,7 @@ def python_tasks(ids: set[str], ledger: dict[str, dict[str, Any]], work: Path, m
     for entry in entries:
         if entry.id not in ids:
             continue
-        ordered = _order(lines[entry.id], cover, ledger.get(entry.id, {}).get("by"))
+        ordered = _order(lines[entry.id], cover, ledger.get(entry.id, {}).get("by"), entry.function)
         adapter = f"{PYMUTATE} --mutant {shlex.quote(entry.id)}"
         tasks.append(capped(entry.id, adapter, ordered, max_cases))
     return tasks
@@ -435,8 +451,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument(
         "--max-cases",
         type=int,
-        default=40,
-        help="run at most this many covering cases per mutant, the most specific first (0: all)",
+        default=12,
+        help="first pass: run at most this many covering cases per mutant, the most specific first",
+    )
+    parser.add_argument(
+        "--survivor-cases",
+        type=int,
+        default=150,
+        help="second pass, for the survivors of the first: at most this many (0: every covering case)",
     )
     parser.add_argument(
         "--check", action="store_true", help="check the ledger is fresh and judged; run nothing"
@@ -500,14 +522,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     def record(key: str, result: dict[str, Any], done: int) -> None:
         ledger[key] = {**asdict(current[key]), **result}
         if done % 25 == 0:  # a long run that is stopped keeps what it found
-            write_ledger(ledger, deferred)
+            _save(ledger, langs, deferred)
 
     _run_all(tasks, args.jobs, args.work, record)
     # Second pass: a survivor of its most specific cases runs every case that covers it.
     again = {
         task.id
         for task in tasks
-        if ledger[task.id]["result"] == "survived" and ledger[task.id]["cases"] < ledger[task.id]["covering"]
+        if ledger[task.id]["result"] == "survived"
+        and ledger[task.id]["cases"] < min(ledger[task.id]["covering"], args.survivor_cases or 10**9)
     }
     if again:
         print(
@@ -516,13 +539,17 @@ def main(argv: Sequence[str] | None = None) -> int:
         )
         retry: list[Task] = []
         if "py" in langs:
-            retry += python_tasks({k for k in again if k.startswith("py/")}, ledger, args.work, 0)
+            retry += python_tasks(
+                {k for k in again if k.startswith("py/")}, ledger, args.work, args.survivor_cases
+            )
         if "go" in langs:
             import gomutants  # noqa: PLC0415
 
-            retry += gomutants.tasks({k for k in again if k.startswith("go/")}, ledger, args.work, 0)
+            retry += gomutants.tasks(
+                {k for k in again if k.startswith("go/")}, ledger, args.work, args.survivor_cases
+            )
         _run_all(retry, args.jobs, args.work, record)
-    write_ledger(ledger, deferred)
+    _save(ledger, langs, deferred)
     return _summary(ledger, langs, time.monotonic() - started)
 
 
@@ -616,11 +643,13 @@ def _summary(ledger: dict[str, dict[str, Any]], langs: Sequence[str], seconds: f
         counts = {r: sum(e["result"] == r for e in entries) for r in ("killed", "stillborn", "pending")}
         alive = [e for e in entries if e["result"] in ("survived", "not-covered")]
         equivalent = [e for e in alive if "equivalent" in verdicts.get(e["id"], {})]
-        open_ = [e for e in alive if "equivalent" not in verdicts.get(e["id"], {})]
+        outside = [e for e in alive if "outside_fast_mode" in verdicts.get(e["id"], {})]
+        open_ = [e for e in alive if not verdicts.get(e["id"], {}).keys() & JUDGED]
         unjudged += len(open_)
         print(
             f"{lang}: {len(entries)} mutants, {counts['killed']} killed, {len(alive)} survived "
-            f"({len(equivalent)} equivalent, {len(open_)} without a verdict), "
+            f"({len(equivalent)} equivalent, {len(outside)} outside fast mode, "
+            f"{len(open_)} without a verdict), "
             f"{counts['stillborn']} stillborn, {counts['pending']} pending"
         )
         for entry in open_[:60]:

@@ -22,7 +22,6 @@ import generated_mutants as gm
 import pymutate
 
 GO = gm.ROOT / "go"
-MODULE = "github.com/rwq-protocol/rwq/go"
 ADAPTER_MAIN = "cmd/rwq-conformance-adapter/main.go"
 HOOKED = "op, reply := handle(in.Bytes())"
 HOOK = """package main
@@ -93,7 +92,7 @@ def coverage_map(work: Path) -> dict[str, Any]:
     (src / ADAPTER_MAIN).write_text(main.replace(HOOKED, HOOKED + "\n\t\tgenmutCover()"))
     (src / "cmd/rwq-conformance-adapter/genmut_cover.go").write_text(HOOK)
     adapter = src / "adapter"
-    built = _build(src, adapter, "-cover", "-covermode=atomic", f"-coverpkg={MODULE}")
+    built = _build(src, adapter, "-cover", "-covermode=atomic", "-coverpkg=./...")
     if built.returncode != 0:
         raise SystemExit(f"cannot build the Go adapter with coverage: {built.stderr}")
     counters = work / "go-coverage-data"
@@ -103,6 +102,8 @@ def coverage_map(work: Path) -> dict[str, Any]:
     label_file.write_text("")
     os.environ[pymutate.CASE_FILE_ENV] = str(label_file)
     os.environ["RWQ_GENMUT_GOCOVER"] = str(counters)
+    os.environ["GOCOVERDIR"] = str(work / "go-coverage-exit")  # what the adapter writes at exit: unused
+    (work / "go-coverage-exit").mkdir(exist_ok=True)
     ms: dict[str, int] = {}
     for declared in (False, True):
         run = gm._suite(
@@ -150,7 +151,7 @@ def tasks(ids: set[str], ledger: dict[str, dict[str, Any]], work: Path, max_case
     for entry, lines in gm.go_listing():
         if entry.id not in ids:
             continue
-        ordered = gm._order(lines, cover, ledger.get(entry.id, {}).get("by"))
+        ordered = gm._order(lines, cover, ledger.get(entry.id, {}).get("by"), entry.function)
         found.append(gm.capped(entry.id, "", ordered, max_cases, build=("go", entry.id)))
     return found
 

@@ -203,7 +203,7 @@ class _Walker:
                 name = f"{node.name}" if function == "<module>" else f"{function}.{node.name}"
                 lines = scope_lines if function != "<module>" else None
                 if not isinstance(statement, ast.FunctionDef | ast.AsyncFunctionDef):
-                    lines = self._class_lines(statement)
+                    lines = self._class_lines(statement, node.name)
                 self._visit(statement, name, statement, lines)
             return
         if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
@@ -222,12 +222,13 @@ class _Walker:
         for child in ast.iter_child_nodes(node):
             self._visit(child, function, scope, scope_lines)
 
-    def _class_lines(self, statement: ast.stmt) -> tuple[str, ...]:
-        """A class-level statement (a field default, a constant) is used wherever its name is."""
+    def _class_lines(self, statement: ast.stmt, owner: str) -> tuple[str, ...]:
+        """A class-level statement (a field default, an enum value) is used wherever its name is
+        read, and wherever its class is (``FailOutcome(code)`` reads every value)."""
         names = [
             t.id for t in ast.walk(statement) if isinstance(t, ast.Name) and isinstance(t.ctx, ast.Store)
         ]
-        return tuple(sorted({line for name in names for line in self.usages.get(name, ())}))
+        return tuple(sorted({line for name in [*names, owner] for line in self.usages.get(name, ())}))
 
     def _add(self, where: _Where, operator: str, node: ast.AST, change: _Change) -> None:
         lines = where.lines
