@@ -48,7 +48,7 @@ GO_MUTATE = ROOT / "tools" / "gomutate"
 FAILED = {"fail", "error", "timeout", "crash", "warn"}
 PYMUTATE = f"{shlex.quote(sys.executable)} {shlex.quote(str(ROOT / 'tools' / 'pymutate.py'))}"
 """The command that serves the reference adapter with a mutant (``--mutant ID``) or coverage."""
-JUDGED = {"equivalent", "outside_fast_mode"}
+JUDGED = {"equivalent", "outside_fast_mode", "gap"}
 """Verdicts that settle a survivor (``killed_by`` must be proven by a run)."""
 DECLARED = "dk:"
 """Label prefix of a case run with ``--declared-keys``."""
@@ -165,23 +165,38 @@ def write_ledger(entries: dict[str, dict[str, Any]], pending: dict[str, str] | N
     partial.replace(LEDGER)
 
 
-def _save(ledger: dict[str, dict[str, Any]], langs: Sequence[str], pending: dict[str, str]) -> None:
-    """Write this run's languages over the ledger on disk, keeping the others as they are there
-    (a Python and a Go run may go on at once)."""
-    merged = {key: entry for key, entry in load_ledger().items() if key.split("/")[0] not in langs}
-    merged.update({key: entry for key, entry in ledger.items() if key.split("/")[0] in langs})
+def _save(ledger: dict[str, dict[str, Any]], changed: set[str], pending: dict[str, str]) -> None:
+    """Write the entries this run ``changed`` (recorded, deferred or dropped) over the ledger on
+    disk, keeping every other entry as it is there: runs of other mutants may go on at once."""
+    merged = load_ledger()
+    for key in changed:
+        if key in ledger:
+            merged[key] = ledger[key]
+        else:
+            merged.pop(key, None)
     write_ledger(merged, {**_pending_reasons(), **pending})
+
+
+def _schema_errors(name: str, document: Any) -> list[str]:
+    from jsonschema import Draft202012Validator  # type: ignore[import-untyped,unused-ignore]  # noqa: PLC0415
+
+    schema = json.loads((ROOT / "schemas" / f"{name}.schema.json").read_text())
+    errors = Draft202012Validator(schema).iter_errors(document)
+    return [f"at /{'/'.join(map(str, e.absolute_path))}: {e.message}" for e in errors]
 
 
 def problems(langs: Sequence[str] = ("py", "go")) -> list[str]:
     """How the ledger is stale or unjudged: the freshness check of ``make test``."""
-    from rwq.conformance import data  # noqa: PLC0415
-
     found: list[str] = []
     ledger = load_ledger()
     verdicts = load_verdicts()
     document = json.loads(LEDGER.read_text()) if LEDGER.exists() else {}
-    found += [f"ledger.json: {e}" for e in data.schema_errors("generated-mutants", document)]
+    found += [f"ledger.json: {e}" for e in _schema_errors("generated-mutants", document)]
+    if VERDICTS.exists():
+        verdict_document = json.loads(VERDICTS.read_text())
+        found += [
+            f"verdicts.json: {e}" for e in _schema_errors("generated-mutants-verdicts", verdict_document)
+        ]
     current = {entry.id: entry for entry in all_mutants(langs)}
     listed = {key: value for key, value in ledger.items() if key.split("/")[0] in langs}
     found += [
@@ -392,18 +407,32 @@ def run_task(task: Task, work: str) -> dict[str, Any]:
 
 
 # -- the runs ----------------------------------------------------------------------------------------
-def _order(lines: Iterable[str], cover: dict[str, Any], first: str | None, function: str = "") -> list[str]:
+GROUP_WORDS = {
+    "validation": "validation",
+    "declared": "declared",
+    "sharding": "sharded",
+    "sharded": "sharded",
+}
+"""A source file's name -> the word its cases carry in their ids (validation.py: validation/...)."""
+
+
+def _order(
+    lines: Iterable[str], cover: dict[str, Any], first: str | None, function: str = "", file: str = ""
+) -> list[str]:
     """The cases covering ``lines``, the most specific first: a case scores 1/n for each of the
     lines it covers that n cases cover (a constant read on an error path ranks that path's cases
-    before the common ones), plus 1 when its id names the mutant's function (``prefix`` ranks
-    ``keys/prefix/...`` first among the cases every call runs); then the fastest; the mutant's last
-    killer before all."""
+    before the common ones), plus 1 when its id names the mutant's function or its file's group
+    (``prefix`` ranks ``keys/prefix/...``, validation.py ``validation/...`` first among the cases
+    every call runs); then the fastest; the mutant's last killer before all."""
     score: dict[str, float] = {}
     for line in lines:
         labels = cover["lines"].get(line, ())
         for label in labels:
             score[label] = score.get(label, 0.0) + 1 / len(labels)
     words = {w for w in function.replace(".", "_").lower().split("_") if len(w) >= 4}
+    stem = Path(file).stem
+    if stem in GROUP_WORDS:
+        words.add(GROUP_WORDS[stem])
     for label in score:
         named = set(label.replace("/", "-").replace("_", "-").split("-"))
         score[label] += 1.0 if words & named else 0.0
@@ -428,11 +457,18 @@ def capped(
 def python_tasks(ids: set[str], ledger: dict[str, dict[str, Any]], work: Path, max_cases: int) -> list[Task]:
     entries, lines = python_mutants()
     cover = coverage_map(work)
+    verdicts = load_verdicts()
     tasks = []
     for entry in entries:
         if entry.id not in ids:
             continue
-        ordered = _order(lines[entry.id], cover, ledger.get(entry.id, {}).get("by"), entry.function)
+        last = ledger.get(entry.id, {}).get("by")
+        ordered = _order(lines[entry.id], cover, last, entry.function, entry.file)
+        if not ordered and entry.function == "<module>":  # read by no executed line: import time only
+            ordered = sorted(cover["ms"], key=lambda label: (cover["ms"][label], label))
+        named = verdicts.get(entry.id, {}).get("killed_by")
+        if named:  # the case written for it runs first (and runs even if coverage missed it)
+            ordered = [named, *(label for label in ordered if label != named)]
         adapter = f"{PYMUTATE} --mutant {shlex.quote(entry.id)}"
         tasks.append(capped(entry.id, adapter, ordered, max_cases))
     return tasks
@@ -457,13 +493,19 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument(
         "--survivor-cases",
         type=int,
-        default=150,
+        default=40,
         help="second pass, for the survivors of the first: at most this many (0: every covering case)",
     )
     parser.add_argument(
         "--check", action="store_true", help="check the ledger is fresh and judged; run nothing"
     )
     parser.add_argument("--work", type=Path, default=WORK)
+    parser.add_argument(
+        "--defer-unjudged",
+        metavar="REASON",
+        help="run nothing; list as pending, with REASON, the survivors without a verdict and those "
+        "whose second pass has not run",
+    )
     parser.add_argument(
         "--defer",
         nargs=2,
@@ -494,6 +536,19 @@ def main(argv: Sequence[str] | None = None) -> int:
             or ledger[key]["result"] == "pending"
         }
     deferred = dict(args.defer)
+    changed: set[str] = set()
+    if args.defer_unjudged:
+        verdicts = load_verdicts()
+        for key, entry in ledger.items():
+            unfinished = entry["cases"] < min(entry["covering"], args.survivor_cases or 10**9)
+            unjudged = not verdicts.get(key, {}).keys() & JUDGED
+            alive = entry["result"] in ("survived", "not-covered")
+            if key.split("/")[0] in langs and alive and (unjudged or unfinished):
+                entry["result"] = "pending"
+                deferred[entry["file"]] = args.defer_unjudged
+                changed.add(key)
+        _save(ledger, changed, deferred)
+        return _summary(ledger, langs, time.monotonic() - started)
     for key in sorted(wanted):
         if current[key].file in deferred:
             wanted.discard(key)
@@ -505,6 +560,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                     "covering": 0,
                     "seconds": 0,
                 }
+                changed.add(key)
     tasks: list[Task] = []
     if "py" in langs:
         tasks += python_tasks({k for k in wanted if k.startswith("py/")}, ledger, args.work, args.max_cases)
@@ -518,11 +574,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     for key in list(ledger):  # mutants no longer generated leave the ledger
         if key.split("/")[0] in langs and key not in current:
             del ledger[key]
+            changed.add(key)
 
     def record(key: str, result: dict[str, Any], done: int) -> None:
         ledger[key] = {**asdict(current[key]), **result}
+        changed.add(key)
         if done % 25 == 0:  # a long run that is stopped keeps what it found
-            _save(ledger, langs, deferred)
+            _save(ledger, changed, deferred)
 
     _run_all(tasks, args.jobs, args.work, record)
     # Second pass: a survivor of its most specific cases runs every case that covers it.
@@ -534,7 +592,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     }
     if again:
         print(
-            f"{len(again)} survivors of their first {args.max_cases} cases: every covering case now",
+            f"{len(again)} survivors of their first {args.max_cases} cases: up to "
+            f"{args.survivor_cases or 'all'} covering cases now",
             flush=True,
         )
         retry: list[Task] = []
@@ -549,7 +608,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                 {k for k in again if k.startswith("go/")}, ledger, args.work, args.survivor_cases
             )
         _run_all(retry, args.jobs, args.work, record)
-    _save(ledger, langs, deferred)
+    _save(ledger, changed, deferred)
     return _summary(ledger, langs, time.monotonic() - started)
 
 
@@ -644,11 +703,12 @@ def _summary(ledger: dict[str, dict[str, Any]], langs: Sequence[str], seconds: f
         alive = [e for e in entries if e["result"] in ("survived", "not-covered")]
         equivalent = [e for e in alive if "equivalent" in verdicts.get(e["id"], {})]
         outside = [e for e in alive if "outside_fast_mode" in verdicts.get(e["id"], {})]
+        gaps = [e for e in alive if "gap" in verdicts.get(e["id"], {})]
         open_ = [e for e in alive if not verdicts.get(e["id"], {}).keys() & JUDGED]
         unjudged += len(open_)
         print(
             f"{lang}: {len(entries)} mutants, {counts['killed']} killed, {len(alive)} survived "
-            f"({len(equivalent)} equivalent, {len(outside)} outside fast mode, "
+            f"({len(equivalent)} equivalent, {len(outside)} outside fast mode, {len(gaps)} known gaps, "
             f"{len(open_)} without a verdict), "
             f"{counts['stillborn']} stillborn, {counts['pending']} pending"
         )

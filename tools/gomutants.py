@@ -151,7 +151,7 @@ def tasks(ids: set[str], ledger: dict[str, dict[str, Any]], work: Path, max_case
     for entry, lines in gm.go_listing():
         if entry.id not in ids:
             continue
-        ordered = gm._order(lines, cover, ledger.get(entry.id, {}).get("by"), entry.function)
+        ordered = gm._order(lines, cover, ledger.get(entry.id, {}).get("by"), entry.function, entry.file)
         found.append(gm.capped(entry.id, "", ordered, max_cases, build=("go", entry.id)))
     return found
 
