@@ -6,7 +6,7 @@ PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed-$(shell cat pyproject.toml | cksum | cut -d' ' -f1)
 OUT ?= conformance-out
 
-.PHONY: all venv system-deps test test-python test-go go-adapter test-ts conformance-ts lint typecheck generate check-generated conformance conformance-go conformance-cluster mutants bench clean
+.PHONY: all venv system-deps test test-python test-go go-adapter test-ts conformance-ts lint typecheck generate check-generated conformance conformance-go conformance-cluster mutants mutants-generated bench clean
 
 all: test
 
@@ -95,6 +95,13 @@ conformance-ts: venv system-deps $(TS_STAMP)
 mutants: venv system-deps
 	$(PY) tools/mutants.py
 
+# Generated mutants (tools/pymutate.py, tools/gomutate): every mutant of the Python protocol layer
+# and of the Go client against the suite in fast mode, results in conformance/audit/generated/.
+# Prints killed/survived/equivalent; fails when a survivor has no verdict. INCREMENTAL=1 runs only
+# the mutants new or changed since the ledger (after an edit of the protocol layer or go/).
+mutants-generated: venv system-deps
+	nice -n 19 $(PY) tools/generated_mutants.py --jobs $(or $(JOBS),2) $(if $(INCREMENTAL),--incremental)
+
 # Then every case again with profile declared-keys on (SPEC §20): each script call must pass every
 # key its script touches in KEYS (the generated programs of property/ and workload/ run once).
 # The two passes run at the same time (each on its own servers, --jobs = the CPU count); the
@@ -122,4 +129,4 @@ bench: venv system-deps
 	$(PY) -m bench $(BENCH_ARGS)
 
 clean:
-	rm -rf $(VENV) $(OUT) $(OUT)-go $(OUT)-cluster $(OUT)-go-cluster $(OUT)-declared $(OUT)-go-declared go/bin $(OUT)-ts $(OUT)-ts-declared $(OUT)-ts-cluster $(TS)/node_modules $(TS)/dist .mypy_cache .ruff_cache .pytest_cache .hypothesis dist build
+	rm -rf $(VENV) $(OUT) conformance-out-generated $(OUT)-go $(OUT)-cluster $(OUT)-go-cluster $(OUT)-declared $(OUT)-go-declared go/bin $(OUT)-ts $(OUT)-ts-declared $(OUT)-ts-cluster $(TS)/node_modules $(TS)/dist .mypy_cache .ruff_cache .pytest_cache .hypothesis dist build

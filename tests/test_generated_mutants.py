@@ -1,0 +1,65 @@
+"""The generated mutants' ledger (conformance/audit/generated/) is fresh and every survivor judged.
+
+Running the mutants is ``make mutants-generated`` (tools/generated_mutants.py); these tests run no
+suite: they regenerate the mutant list from the current sources and compare it with the ledger.
+"""
+
+from __future__ import annotations
+
+import ast
+import json
+import sys
+from pathlib import Path
+
+import pytest
+
+from rwq.conformance import data
+
+sys.path.insert(0, str(data.REPO / "tools"))
+import generated_mutants
+import pymutate
+
+
+def test_the_ledger_lists_every_generated_mutant_and_judges_every_survivor() -> None:
+    assert generated_mutants.problems() == []
+
+
+def test_ids_are_unique_and_stable() -> None:
+    first = [mutant.id for mutant in pymutate.generate()]
+    assert len(first) == len(set(first))
+    assert first == [mutant.id for mutant in pymutate.generate()]
+    assert {mutant.split("/")[3] for mutant in first} == {
+        "num",
+        "cmp",
+        "while",
+        "arg-drop",
+        "arg-swap",
+        "flag",
+        "error",
+        "bound",
+    }
+
+
+def test_a_mutant_changes_its_module_in_memory_only() -> None:
+    mutant = next(
+        m for m in pymutate.generate(("validation.py",)) if m.original == "1000" and m.mutated == "1001"
+    )
+    source = (pymutate.PROTOCOL / "validation.py").read_text()
+    name, tree = pymutate.mutated_tree(mutant.id)
+    assert name == "validation.py"
+    assert "MAX_BATCH = 1001" in ast.unparse(tree)
+    assert (pymutate.PROTOCOL / "validation.py").read_text() == source
+
+
+def test_an_unjudged_survivor_and_a_stale_ledger_are_reported(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    ledger = json.loads(generated_mutants.LEDGER.read_text())
+    killed = next(m for m in ledger["mutants"] if m["id"].startswith("py/") and m["result"] == "killed")
+    killed.update(result="survived")
+    ledger["mutants"].append({**killed, "id": "py/validation.py/gone/num/00000000"})
+    monkeypatch.setattr(generated_mutants, "LEDGER", tmp_path / "ledger.json")
+    generated_mutants.LEDGER.write_text(json.dumps(ledger))
+    found = generated_mutants.problems(("py",))
+    assert f"{killed['id']}: survived without a verdict" in "\n".join(found)
+    assert "py/validation.py/gone/num/00000000: in the ledger but no longer generated" in found

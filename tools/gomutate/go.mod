@@ -1,0 +1,3 @@
+module github.com/rwq-protocol/rwq/tools/gomutate
+
+go 1.21
