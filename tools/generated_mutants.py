@@ -328,13 +328,13 @@ def _suite(
                 chosen = [runner.with_declared_keys(case) for case in chosen]
             return shlex.split(self.config.adapter), chosen
 
-        def _case(self, case: Any, env: Any, pool: Any) -> dict[str, Any]:
+        def run_one(self, case: Any, env: Any, pool: Any) -> dict[str, Any]:
             if label_file is not None:
                 label_file.write_text((DECLARED if declared else "") + case.id)
-            record: dict[str, Any] = super()._case(case, env, pool)
+            record: dict[str, Any] = super().run_one(case, env, pool)
             if fail_fast and self.killer is None and record["status"] in FAILED:
                 self.killer = record
-                self.aborted = "stopped at the first failing case"
+                self.stopped = "stopped at the first failing case"
             return record
 
     shutil.rmtree(out, ignore_errors=True)
@@ -344,6 +344,7 @@ def _suite(
         declared_keys=declared,
         console=Console(file=io.StringIO()),
         seed=1,
+        jobs=1,  # in order, so that the first failure is the first killer tried
     )
     run = FastRun(config)
     from rwq.conformance.environment import RedisEnvironment  # noqa: PLC0415
