@@ -147,7 +147,7 @@ def write_ledger(entries: dict[str, dict[str, Any]], pending: dict[str, str] | N
     AUDIT.mkdir(parents=True, exist_ok=True)
     lines = [json.dumps(entries[key], ensure_ascii=False, sort_keys=True) for key in sorted(entries)]
     header = {
-        "$schema": "../../../schemas/generated-mutants.schema.json",
+        "$schema": "ledger.schema.json",
         "format": 1,
         "skipped": {
             **{f"python/rwq/protocol/{name}": why for name, why in pymutate.SKIPPED.items()},
@@ -180,7 +180,7 @@ def _save(ledger: dict[str, dict[str, Any]], changed: set[str], pending: dict[st
 def _schema_errors(name: str, document: Any) -> list[str]:
     from jsonschema import Draft202012Validator  # type: ignore[import-untyped,unused-ignore]  # noqa: PLC0415
 
-    schema = json.loads((ROOT / "schemas" / f"{name}.schema.json").read_text())
+    schema = json.loads((AUDIT / f"{name}.schema.json").read_text())
     errors = Draft202012Validator(schema).iter_errors(document)
     return [f"at /{'/'.join(map(str, e.absolute_path))}: {e.message}" for e in errors]
 
@@ -191,12 +191,10 @@ def problems(langs: Sequence[str] = ("py", "go")) -> list[str]:
     ledger = load_ledger()
     verdicts = load_verdicts()
     document = json.loads(LEDGER.read_text()) if LEDGER.exists() else {}
-    found += [f"ledger.json: {e}" for e in _schema_errors("generated-mutants", document)]
+    found += [f"ledger.json: {e}" for e in _schema_errors("ledger", document)]
     if VERDICTS.exists():
         verdict_document = json.loads(VERDICTS.read_text())
-        found += [
-            f"verdicts.json: {e}" for e in _schema_errors("generated-mutants-verdicts", verdict_document)
-        ]
+        found += [f"verdicts.json: {e}" for e in _schema_errors("verdicts", verdict_document)]
     current = {entry.id: entry for entry in all_mutants(langs)}
     listed = {key: value for key, value in ledger.items() if key.split("/")[0] in langs}
     found += [
