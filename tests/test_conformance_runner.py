@@ -21,6 +21,7 @@ import pytest
 from rich.console import Console
 
 from rwq.conformance import data, redis_server
+from rwq.conformance.adapter import Timeouts
 from rwq.conformance.cases import load_cases, matches
 from rwq.conformance.environment import raw_client
 from rwq.conformance.execution import within_slack
@@ -950,3 +951,37 @@ def test_a_missed_should_is_a_warning_not_a_failure(tmp_path: Path) -> None:
     reference = conformance(tmp_path, pattern="encoding/token/at-least-16-bytes")
     assert reference.status("encoding/token/at-least-16-bytes") == "pass"
     assert reference.closing == (1, 0, 0)
+
+
+def test_own_processes_are_parked_between_cases_unless_busy(
+    tmp_path: Path, redis_server: RedisServer
+) -> None:
+    """An own process that ends its case idle answers ``reset`` and hosts a later case's own
+    session (starting an adapter costs more than most cases); one with a call in flight, or
+    killed, is retired, and the next case gets a new process."""
+    pool = AdapterPool(
+        shlex.split(REFERENCE),
+        redis_url=redis_server.url,
+        timeouts=Timeouts(),
+        log_dir=tmp_path,
+        emit=lambda event, **fields: None,
+    )
+    try:
+        first = pool.own("subject")
+        assert first.request("open", {"session": "w1", "queue": "rwq-test-park", "client_name": "park-1"}).ok
+        pool.park("subject", first)
+        assert pool.own("subject") is first
+        assert first.request("call", {"session": "w1", "method": "counts", "params": {}}).ok is False
+
+        first.send("open", {"session": "w2", "queue": "rwq-test-park", "client_name": "park-2"})
+        pool.park("subject", first)  # its reply was never read: not reusable
+        second = pool.own("subject")
+        assert second is not first
+
+        second.kill()
+        pool.park("subject", second)
+        third = pool.own("subject")
+        assert third is not second
+        assert third.idle
+    finally:
+        pool.close()

@@ -273,6 +273,11 @@ class AdapterProcess:
         assert isinstance(line, bytes)
         return self._parse(line, request_id)
 
+    @property
+    def idle(self) -> bool:
+        """Alive, with no request waiting for its reply and no reply left unread."""
+        return self.alive and not self.abandoned and not self._ops and self._lines.empty()
+
     def replied(self) -> bool:
         """Whether a reply (or the end of stdout) is waiting to be received."""
         return not self._lines.empty()

@@ -167,6 +167,8 @@ class CaseContext:
         self.transcript: collections.deque[dict[str, Any]] = collections.deque(maxlen=TRANSCRIPT_LIMIT)
         self._marks: dict[AdapterProcess, int] = {}
         self._own: list[AdapterProcess] = []
+        self._parkable: dict[AdapterProcess, str] = {}
+        """Own processes of plain sessions (not proxied), by implementation: reusable later."""
         self.proxies: dict[str, FaultProxy] = {}
         self.position = 0
         self.advanced_ms = 0
@@ -227,8 +229,9 @@ class CaseContext:
             process = self.pool.start(impl, proxy.url)
             self._own.append(process)
         elif session.spec.own_process:
-            process = self.pool.start(impl)
+            process = self.pool.own(impl)
             self._own.append(process)
+            self._parkable[process] = impl
         else:
             process = self.pool.shared(impl)
         session.process = self._track(process)
@@ -260,7 +263,11 @@ class CaseContext:
         """Stop own processes, reset shared ones, delete the namespace; never raises."""
         self.pool.finished_sessions.update(session.client_name for session in self.sessions.values())
         for process in self._own:
-            self.pool.retire(process)
+            impl = self._parkable.get(process)
+            if impl is None:
+                self.pool.retire(process)
+            else:
+                self.pool.park(impl, process)
         for proxy in self.proxies.values():
             proxy.close()
         for process in self._marks:

@@ -4,6 +4,7 @@ that decide which implementation hosts each ``impl: any`` session."""
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import itertools
 import sys
@@ -11,7 +12,7 @@ import threading
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from pathlib import Path
 
-from .adapter import AdapterProcess, HandshakeFailed, Hello, Observer, Timeouts
+from .adapter import AdapterFailure, AdapterProcess, HandshakeFailed, Hello, Observer, Timeouts
 from .cases import Case
 from .encoding import Json
 
@@ -20,6 +21,8 @@ REFERENCE = "reference"
 ANY = "any"
 REFERENCE_ARGV = (sys.executable, "-m", "rwq.conformance.reference_adapter")
 LABELS = {SUBJECT: "subject", REFERENCE: "ref"}
+MAX_PARKED = 4
+"""Own processes a pool keeps per implementation between cases (:meth:`AdapterPool.park`)."""
 """How a permutation names each implementation in a case id (``...@ref,subject``)."""
 
 EventSink = Callable[..., None]
@@ -99,6 +102,7 @@ class AdapterPool:
         self.observer: Observer | None = None
         self.hellos: dict[str, Hello] = {}
         self._shared: dict[str, AdapterProcess] = {}
+        self._parked: dict[str, list[AdapterProcess]] = {}
         self._labels = labels if labels is not None else itertools.count(1)
         self._stopping: list[threading.Thread] = []
         self.finished_sessions: set[str] = set()
@@ -159,6 +163,31 @@ class AdapterPool:
         self._shared[impl] = process
         return process
 
+    def own(self, impl: str) -> AdapterProcess:
+        """A process of ``impl`` for one case's ``own_process`` session: one an earlier case
+        parked (:meth:`park`), else a new one. Starting an adapter costs far more than a case's
+        calls (0.3 s of CPU for the reference adapter, most of it importing redis-py)."""
+        parked = self._parked.get(impl, [])
+        while parked:
+            process = parked.pop()
+            if process.idle:
+                return process
+            self.retire(process)
+        return self.start(impl)
+
+    def park(self, impl: str, process: AdapterProcess) -> None:
+        """Keep an own process its case is done with for a later case's own sessions, if it is
+        idle and answers ``reset``; otherwise (killed, abandoned, a call in flight) retire it."""
+        parked = self._parked.setdefault(impl, [])
+        reusable = process.idle and len(parked) < MAX_PARKED
+        if reusable:
+            with contextlib.suppress(AdapterFailure):
+                reusable = process.request("reset").ok
+        if reusable:
+            parked.append(process)
+        else:
+            self.retire(process)
+
     def retire(self, process: AdapterProcess) -> None:
         """Stop a process a case is done with, in the background: the next case need not wait for
         it to exit (:meth:`close` waits for them all)."""
@@ -168,9 +197,10 @@ class AdapterPool:
 
     def close(self) -> None:
         """Stop every shared process and wait for the retired ones to be gone."""
-        for process in self._shared.values():
+        for process in [*self._shared.values(), *itertools.chain(*self._parked.values())]:
             process.stop()
         self._shared.clear()
+        self._parked.clear()
         for thread in self._stopping:
             thread.join()
         self._stopping.clear()
