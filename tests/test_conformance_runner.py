@@ -957,8 +957,8 @@ def test_own_processes_are_parked_between_cases_unless_busy(
     tmp_path: Path, redis_server: RedisServer
 ) -> None:
     """An own process that ends its case idle answers ``reset`` and hosts a later case's own
-    session (starting an adapter costs more than most cases); one with a call in flight, or
-    killed, is retired, and the next case gets a new process."""
+    session (starting an adapter costs more than most cases), with its fault proxy disarmed; one
+    with a call in flight, or killed, is retired, and the next case gets a new process."""
     pool = AdapterPool(
         shlex.split(REFERENCE),
         redis_url=redis_server.url,
@@ -966,22 +966,33 @@ def test_own_processes_are_parked_between_cases_unless_busy(
         log_dir=tmp_path,
         emit=lambda event, **fields: None,
     )
+    opening = {"session": "w1", "queue": "rwq-test-park", "client_name": "park-1"}
     try:
-        first = pool.own("subject")
-        assert first.request("open", {"session": "w1", "queue": "rwq-test-park", "client_name": "park-1"}).ok
-        pool.park("subject", first)
-        assert pool.own("subject") is first
+        first, _ = pool.own("subject")
+        assert first.request("open", opening).ok
+        assert pool.park("subject", first)
+        assert pool.own("subject") == (first, None)
         assert first.request("call", {"session": "w1", "method": "counts", "params": {}}).ok is False
 
-        first.send("open", {"session": "w2", "queue": "rwq-test-park", "client_name": "park-2"})
-        pool.park("subject", first)  # its reply was never read: not reusable
-        second = pool.own("subject")
+        first.send("open", opening)
+        assert not pool.park("subject", first)  # its reply was never read: not reusable
+        second, _ = pool.own("subject")
         assert second is not first
 
         second.kill()
-        pool.park("subject", second)
-        third = pool.own("subject")
+        assert not pool.park("subject", second)
+        third, _ = pool.own("subject")
         assert third is not second
         assert third.idle
+
+        proxied, proxy = pool.own("subject", ("127.0.0.1", redis_server.port))
+        assert proxy is not None
+        assert proxied is not third
+        proxy.arm("drop-call")
+        assert pool.park("subject", proxied, proxy)
+        assert pool.own("subject", ("127.0.0.1", redis_server.port)) == (proxied, proxy)
+        assert proxy.armed is None
+        assert proxied.request("open", opening).ok
+        assert proxied.request("call", {"session": "w1", "method": "counts", "params": {}}).ok
     finally:
         pool.close()

@@ -166,9 +166,8 @@ class CaseContext:
         self.pending: dict[str, Pending] = {}
         self.transcript: collections.deque[dict[str, Any]] = collections.deque(maxlen=TRANSCRIPT_LIMIT)
         self._marks: dict[AdapterProcess, int] = {}
-        self._own: list[AdapterProcess] = []
-        self._parkable: dict[AdapterProcess, str] = {}
-        """Own processes of plain sessions (not proxied), by implementation: reusable later."""
+        self._own: dict[AdapterProcess, tuple[str, FaultProxy | None]] = {}
+        """The processes of own sessions: their implementation and proxy (proxied sessions)."""
         self.proxies: dict[str, FaultProxy] = {}
         self.position = 0
         self.advanced_ms = 0
@@ -224,14 +223,15 @@ class CaseContext:
             proxy = self.proxies.get(session.spec.name)
             if proxy is None:
                 parts = urlsplit(self.env.url)
-                proxy = FaultProxy((parts.hostname or "127.0.0.1", parts.port or 6379))
+                process, proxy = self.pool.own(impl, (parts.hostname or "127.0.0.1", parts.port or 6379))
+                assert proxy is not None
                 self.proxies[session.spec.name] = proxy
-            process = self.pool.start(impl, proxy.url)
-            self._own.append(process)
+            else:  # its process was killed: a new one behind the same proxy
+                process = self.pool.start(impl, proxy.url)
+            self._own[process] = (impl, proxy)
         elif session.spec.own_process:
-            process = self.pool.own(impl)
-            self._own.append(process)
-            self._parkable[process] = impl
+            process, _ = self.pool.own(impl)
+            self._own[process] = (impl, None)
         else:
             process = self.pool.shared(impl)
         session.process = self._track(process)
@@ -262,14 +262,12 @@ class CaseContext:
     def close(self) -> None:
         """Stop own processes, reset shared ones, delete the namespace; never raises."""
         self.pool.finished_sessions.update(session.client_name for session in self.sessions.values())
-        for process in self._own:
-            impl = self._parkable.get(process)
-            if impl is None:
-                self.pool.retire(process)
-            else:
-                self.pool.park(impl, process)
+        kept = [
+            id(proxy) for process, (impl, proxy) in self._own.items() if self.pool.park(impl, process, proxy)
+        ]
         for proxy in self.proxies.values():
-            proxy.close()
+            if id(proxy) not in kept:
+                proxy.close()
         for process in self._marks:
             if process not in self._own and process.alive:
                 with contextlib.suppress(AdapterFailure):

@@ -15,6 +15,7 @@ from pathlib import Path
 from .adapter import AdapterFailure, AdapterProcess, HandshakeFailed, Hello, Observer, Timeouts
 from .cases import Case
 from .encoding import Json
+from .proxy import FaultProxy
 
 SUBJECT = "subject"
 REFERENCE = "reference"
@@ -102,7 +103,7 @@ class AdapterPool:
         self.observer: Observer | None = None
         self.hellos: dict[str, Hello] = {}
         self._shared: dict[str, AdapterProcess] = {}
-        self._parked: dict[str, list[AdapterProcess]] = {}
+        self._parked: dict[tuple[str, bool], list[tuple[AdapterProcess, FaultProxy | None]]] = {}
         self._labels = labels if labels is not None else itertools.count(1)
         self._stopping: list[threading.Thread] = []
         self.finished_sessions: set[str] = set()
@@ -163,30 +164,47 @@ class AdapterPool:
         self._shared[impl] = process
         return process
 
-    def own(self, impl: str) -> AdapterProcess:
-        """A process of ``impl`` for one case's ``own_process`` session: one an earlier case
-        parked (:meth:`park`), else a new one. Starting an adapter costs far more than a case's
-        calls (0.3 s of CPU for the reference adapter, most of it importing redis-py)."""
-        parked = self._parked.get(impl, [])
+    def own(
+        self, impl: str, upstream: tuple[str, int] | None = None
+    ) -> tuple[AdapterProcess, FaultProxy | None]:
+        """A process of ``impl`` for one case's ``own_process`` session, connected through a
+        new fault proxy to ``upstream`` when given: one an earlier case parked (:meth:`park`),
+        else a new one. Starting an adapter costs far more than a case's calls (0.3 s of CPU for
+        the reference adapter, most of it importing redis-py)."""
+        parked = self._parked.setdefault((impl, upstream is not None), [])
         while parked:
-            process = parked.pop()
+            process, proxy = parked.pop()
             if process.idle:
-                return process
+                return process, proxy
             self.retire(process)
-        return self.start(impl)
+            if proxy is not None:
+                proxy.close()
+        if upstream is None:
+            return self.start(impl), None
+        proxy = FaultProxy(upstream)
+        try:
+            return self.start(impl, proxy.url), proxy
+        except BaseException:
+            proxy.close()
+            raise
 
-    def park(self, impl: str, process: AdapterProcess) -> None:
-        """Keep an own process its case is done with for a later case's own sessions, if it is
-        idle and answers ``reset``; otherwise (killed, abandoned, a call in flight) retire it."""
-        parked = self._parked.setdefault(impl, [])
+    def park(self, impl: str, process: AdapterProcess, proxy: FaultProxy | None = None) -> bool:
+        """Keep an own process its case is done with (and its proxy, disarmed) for a later
+        case's own sessions, if it is idle and answers ``reset``; otherwise (killed, abandoned, a
+        call in flight) retire it. Whether it was kept: a proxy not kept is the caller's to close."""
+        parked = self._parked.setdefault((impl, proxy is not None), [])
         reusable = process.idle and len(parked) < MAX_PARKED
         if reusable:
             with contextlib.suppress(AdapterFailure):
                 reusable = process.request("reset").ok
-        if reusable:
-            parked.append(process)
-        else:
+        if not reusable:
             self.retire(process)
+            return False
+        if proxy is not None:
+            proxy.disarm()
+            proxy.sever()
+        parked.append((process, proxy))
+        return True
 
     def retire(self, process: AdapterProcess) -> None:
         """Stop a process a case is done with, in the background: the next case need not wait for
@@ -197,8 +215,12 @@ class AdapterPool:
 
     def close(self) -> None:
         """Stop every shared process and wait for the retired ones to be gone."""
-        for process in [*self._shared.values(), *itertools.chain(*self._parked.values())]:
+        for process in self._shared.values():
             process.stop()
+        for process, proxy in itertools.chain(*self._parked.values()):
+            process.stop()
+            if proxy is not None:
+                proxy.close()
         self._shared.clear()
         self._parked.clear()
         for thread in self._stopping:

@@ -95,6 +95,11 @@ class FaultProxy:
         with self._lock:
             self.armed, self.reply = fault, reply
 
+    def disarm(self) -> None:
+        """Forget a fault armed and not yet applied (the proxy is handed to another case)."""
+        with self._lock:
+            self.armed, self.reply = None, ""
+
     def sever(self) -> None:
         """Close every connection through the proxy now (new ones are still accepted)."""
         with self._lock:
