@@ -310,15 +310,20 @@ func deadItem(raw any) (DeadItem, error) {
 	if !ok || len(e) < 3 {
 		return DeadItem{}, unexpected("dead", raw)
 	}
-	var info struct {
-		Reason   string  `json:"reason"`
-		Attempts float64 `json:"attempts"`
-		Detail   string  `json:"detail"`
+	// Info written by any client is read leniently, field by field, as the reference reads it: a
+	// field of another JSON type, or info that is not a JSON object, reads as empty, never as an
+	// error that would hide every other dead item (RWQ-RETRY-009).
+	var info map[string]any
+	if json.Unmarshal([]byte(toStr(e[2])), &info) != nil {
+		info = nil
 	}
-	if err := json.Unmarshal([]byte(toStr(e[2])), &info); err != nil {
-		return DeadItem{}, redisFailure("malformed dead item info", err)
+	reason, _ := info["reason"].(string)
+	detail, _ := info["detail"].(string)
+	attempts, _ := info["attempts"].(float64)
+	if attempts != float64(int64(attempts)) {
+		attempts = 0
 	}
-	item := DeadItem{ID: toStr(e[0]), DeadAtMs: toInt(e[1]), Reason: info.Reason, Attempts: int64(info.Attempts), Detail: info.Detail}
+	item := DeadItem{ID: toStr(e[0]), DeadAtMs: toInt(e[1]), Reason: reason, Attempts: int64(attempts), Detail: detail}
 	if len(e) > 3 {
 		item.Data = append([]byte{}, toStr(e[3])...) // never nil, even when empty
 	}

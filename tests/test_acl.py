@@ -473,6 +473,27 @@ def test_the_server_check_degrades_silently_without_info(
         r.acl_deluser("noinfo")
 
 
+def test_the_server_check_degrades_silently_without_info_memory(
+    r: redis.Redis, redis_server: RedisServer, recwarn: pytest.WarningsRecorder
+) -> None:
+    """A role allowed only ``INFO server`` (Redis 7 first-argument rule): the version is checked,
+    the eviction policy stays unknown, and the operation goes on."""
+    rules = [rule for rule in acl.rules("operator", QUEUE) if rule != "+info"]
+    command(r, "ACL", "SETUSER", "serverinfo", *rules, "+info|server", f">{PASSWORD}")
+    r.config_set("maxmemory-policy", "allkeys-lru")
+    client = connect(redis_server, "serverinfo")
+    try:
+        assert client.info("server")["redis_version"]
+        with pytest.raises(redis.exceptions.NoPermissionError):
+            client.info("memory")
+        assert WorkQueue(client, QUEUE).counts().queued == 0
+        assert not [w for w in recwarn if "maxmemory" in str(w.message)]
+    finally:
+        r.config_set("maxmemory-policy", "noeviction")
+        client.close()
+        r.acl_deluser("serverinfo")
+
+
 async def test_the_async_server_check_degrades_silently_without_info(
     r: redis.Redis, redis_server: RedisServer, recwarn: pytest.WarningsRecorder
 ) -> None:

@@ -244,7 +244,8 @@ def _policy_fields(step: Mapping[str, Json]) -> set[str]:
         return {name for name in POLICY_FIELDS if name in policy and _active(name, policy[name])}
     command = step.get("redis") or []
     if len(command) > 2 and command[0] == "HSET" and str(command[1]).endswith(":policy"):
-        pairs = dict(zip(command[2::2], command[3::2], strict=False))
+        # A field given as bytes ({"base64": ...}) is no policy field.
+        pairs = {k: v for k, v in zip(command[2::2], command[3::2], strict=False) if isinstance(k, str)}
         return {name for name in POLICY_FIELDS if name in pairs and _active(name, pairs[name])}
     return set()
 
