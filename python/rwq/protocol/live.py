@@ -65,16 +65,21 @@ def worker_id(value: object) -> bytes:
 
 def record_json(record: object) -> bytes:
     """A record as compact JSON: a mapping of at most 4096 bytes once encoded (RWQ-LIVE-002)."""
+    raw = encode_record(record)
+    if len(raw) > MAX_RECORD_BYTES:
+        raise InvalidArgument(f"record must be at most {MAX_RECORD_BYTES} bytes of JSON, got {len(raw)}")
+    return raw
+
+
+def encode_record(record: object) -> bytes:
+    """A record as compact UTF-8 JSON, whatever its size."""
     if not isinstance(record, Mapping):
         raise InvalidType(f"record must be a mapping (a JSON object), not {type(record).__name__}")
     try:
         text = json.dumps(record, separators=(",", ":"), ensure_ascii=False, allow_nan=False)
     except (TypeError, ValueError) as exc:
         raise InvalidArgument(f"record must be JSON: {exc}") from None
-    raw = text.encode("utf-8")
-    if len(raw) > MAX_RECORD_BYTES:
-        raise InvalidArgument(f"record must be at most {MAX_RECORD_BYTES} bytes of JSON, got {len(raw)}")
-    return raw
+    return text.encode("utf-8")
 
 
 def worker_beat(keys: QueueKeys, worker: str, ttl_ms: int, record: Mapping[str, Any]) -> Plan[Beat]:
