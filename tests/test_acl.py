@@ -969,3 +969,21 @@ def test_a_deep_clean_without_scan_writes_nothing(r: redis.Redis, redis_server: 
     finally:
         tenant.close()
         r.acl_deluser("tenant")
+
+
+def test_rwq_workers_is_the_observers_job(
+    users: dict[str, redis.Redis], r: redis.Redis, redis_server: RedisServer
+) -> None:
+    """``rwq workers`` works as the observer (the least role that reads the live workers, SPEC §21)
+    and as the operator; a producer is refused, and the observer's own beat writes nothing."""
+    WorkQueue(r, QUEUE).worker_beat("w1", 60_000, {"id": "w1"})
+    for role, allowed in (("observer", True), ("operator", True), ("producer", False), ("admin", False)):
+        url = f"redis://{QUEUE}-{role}:{PASSWORD}@127.0.0.1:{redis_server.port}/0"
+        result = CliRunner().invoke(cli, ["workers", "--url", url, "--prefix", QUEUE, "--json"])
+        assert (result.exit_code == 0) is allowed, (role, result.output)
+        if allowed:
+            assert [w["id"] for w in json.loads(result.output)["workers"]] == ["w1"]
+    before = snapshot(r)
+    with pytest.raises(NoPermission):
+        WorkQueue(users["observer"], QUEUE).worker_beat("w2", 60_000, {})
+    assert snapshot(r) == before
