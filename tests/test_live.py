@@ -6,6 +6,11 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
+import os
+import signal
+import subprocess
+import sys
+import textwrap
 import threading
 import time
 from collections.abc import Callable
@@ -35,6 +40,11 @@ def heartbeat(r: redis.Redis, prefix: str, *argv: Any) -> Any:
 
 def keyspace(r: redis.Redis) -> dict[bytes, Any]:
     return {key: r.dump(key) for key in sorted(r.keys("*"))}  # type: ignore[misc]
+
+
+def server_ms(r: redis.Redis) -> int:
+    seconds, micros = r.time()
+    return int(seconds) * 1000 + int(micros) // 1000
 
 
 def _until(condition: Callable[[], bool], timeout_s: float) -> None:
@@ -199,6 +209,31 @@ def test_a_worker_shows_up_within_one_interval_and_leaves_when_stopped(queue: Wo
         thread.join(30)
     assert time.monotonic() - started < 10
     assert queue.workers() == []
+
+
+BEATING_WORKER = """
+    import sys, redis
+    from rwq import Worker, WorkQueue
+    queue = WorkQueue(redis.Redis(port=int(sys.argv[1])), sys.argv[2])
+    Worker(queue, lambda job: None, heartbeat_ms=200, heartbeat_ttl_ms=1000, poll_timeout_ms=100).run()
+"""
+
+
+def test_a_sigkilled_worker_disappears_at_its_deadline(r: redis.Redis, queue: WorkQueue) -> None:
+    """A worker that never leaves is listed until its last beat's deadline, then not (RWQ-LIVE-003)."""
+    port = r.connection_pool.connection_kwargs["port"]
+    process = subprocess.Popen(
+        [sys.executable, "-c", textwrap.dedent(BEATING_WORKER), str(port), queue.prefix]
+    )
+    try:
+        _until(lambda: len(queue.workers()) == 1, 20)
+    finally:
+        os.kill(process.pid, signal.SIGKILL)
+        process.wait(10)
+    [last] = queue.workers()
+    assert last.deadline_ms > server_ms(r)  # still listed: it died without leaving
+    _until(lambda: queue.workers() == [], 3)
+    assert server_ms(r) >= last.deadline_ms  # gone at its deadline, not before
 
 
 def test_a_failing_beat_is_logged_and_never_stops_the_worker(
