@@ -58,6 +58,25 @@ def _held(n: int, queued: int, policy: bool = False) -> Callable[[WorkQueue], ob
     return setup
 
 
+_RECORD = {"kind": "worker", "host": "h", "pid": 1, "in_hand": 1, "items": ["i0"], "completed": 10}
+_BEAT = ("me", 30_000, _RECORD)
+
+
+def _beating(live: int, *, expired: int) -> Callable[[WorkQueue], object]:
+    """Setup (profile workers): ``live`` workers beating, and ``expired`` entries past their deadline."""
+
+    def setup(q: WorkQueue) -> object:
+        for n in range(live):
+            q.worker_beat(f"w{n}", 30_000, _RECORD)
+        if expired:
+            client: Any = q._redis
+            client.zadd(f"{q.prefix}:workers:seen", {f"x{n}": 1 for n in range(expired)})
+            client.hset(f"{q.prefix}:workers", mapping={f"x{n}": "{}" for n in range(expired)})
+        return None
+
+    return setup
+
+
 SCENARIOS = (
     Scenario("add", "add", 1, lambda q: None, lambda q, _: q.add("new", b"x" * 100)),
     Scenario("add_many_100", "add", 100, lambda q: None, lambda q, _: q.add_many(_items(100, 1000))),
@@ -98,6 +117,17 @@ SCENARIOS = (
         lambda q, held: q.fail(held[0], "boom"),  # type: ignore[index]
     ),
     Scenario("light_clean_100", "light_clean", 100, _held(100, 10), lambda q, _: q.light_clean(chunk=100)),
+    Scenario("heartbeat_beat", "heartbeat", 1, _beating(10, expired=0), lambda q, _: q.worker_beat(*_BEAT)),
+    Scenario(
+        "heartbeat_beat_trim_100",
+        "heartbeat",
+        1,
+        _beating(10, expired=100),
+        lambda q, _: q.worker_beat(*_BEAT),
+    ),
+    Scenario(
+        "heartbeat_list_100", "heartbeat", 100, _beating(100, expired=0), lambda q, _: q.workers(count=100)
+    ),
 )
 
 

@@ -27,8 +27,8 @@ func specRoles(t *testing.T) map[string][]string {
 	for _, m := range specRoleLine.FindAllStringSubmatch(string(spec), -1) {
 		roles[m[1]] = strings.Fields(m[2])
 	}
-	if len(roles) != 4 {
-		t.Fatalf("SPEC §13.1 lists %d roles, want 4: %v", len(roles), roles)
+	if len(roles) != 5 {
+		t.Fatalf("SPEC §13.1 lists %d roles, want 5: %v", len(roles), roles)
 	}
 	return roles
 }
@@ -124,6 +124,9 @@ func TestRolesOfTheSpec(t *testing.T) {
 			{"PurgeDead", dead, func(q *Queue, l Lease) error { _, err := q.PurgeDead(ctx, []string{l.ID}); return err }},
 			{"TrimDead", dead, func(q *Queue, _ Lease) error { _, err := q.TrimDead(ctx); return err }},
 			{"RetryPolicy", dead, func(q *Queue, _ Lease) error { _, err := q.RetryPolicy(ctx); return err }},
+		},
+		"observer": {
+			{"Counts", none, func(q *Queue, _ Lease) error { _, err := q.Counts(ctx); return err }},
 		},
 		"admin": {
 			{"SetRetryPolicy", none, func(q *Queue, _ Lease) error {

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"math/rand"
+	"os"
 	"runtime/debug"
 	"sync"
 	"sync/atomic"
@@ -128,6 +129,11 @@ type WorkerOptions struct {
 	Burst         bool              // stop by itself once a lease finds nothing while nothing is in hand
 	Logger        *slog.Logger      // default slog.Default()
 	OnEvent       func(WorkerEvent) // called for each lease and each settled item; must not block
+	// HeartbeatMs: how often the renewer registers the worker in P:workers (profile workers,
+	// SPEC §21; rwq workers lists it); default 5000, at most HeartbeatTTLMs/3; negative: never.
+	HeartbeatMs int64
+	// HeartbeatTTLMs: how long a beat keeps the worker listed, 1000..3600000; default 30000.
+	HeartbeatTTLMs int64
 }
 
 // EventKind is what happened to an item in a worker.
@@ -180,6 +186,8 @@ type Worker struct {
 	started                           atomic.Bool
 	stopping, halt                    chan struct{}
 	stop                              func()
+	id                                string       // the worker id of its heartbeat
+	startedMs                         atomic.Int64 // the server's now at its first beat (RWQ-LIVE-005)
 }
 
 type held struct {
@@ -230,6 +238,14 @@ func NewWorker(q WorkQueue, h Handler, opts *WorkerOptions) (*Worker, error) {
 	if o.CleanIntervalMs > MaxDurationMs {
 		return nil, invalid("CleanIntervalMs is too long")
 	}
+	def(&o.HeartbeatTTLMs, DefaultHeartbeatTTL)
+	def(&o.HeartbeatMs, DefaultHeartbeatMs)
+	if err := checkRange("HeartbeatTTLMs", o.HeartbeatTTLMs, MinWorkerTTLMs, MaxWorkerTTLMs); err != nil {
+		return nil, err
+	}
+	if o.HeartbeatMs > o.HeartbeatTTLMs/3 {
+		return nil, invalid("HeartbeatMs must be at most HeartbeatTTLMs / 3 (RWQ-LIVE-001)")
+	}
 	if o.NoRetryPolicy && o.Retry != nil {
 		return nil, invalid("Retry and NoRetryPolicy exclude each other")
 	}
@@ -248,8 +264,12 @@ func NewWorker(q WorkQueue, h Handler, opts *WorkerOptions) (*Worker, error) {
 		log = slog.Default()
 	}
 	return &Worker{q: q, handler: h, o: o, log: log.With("queue", q.Prefix()), held: map[*Job]*held{},
-		running: map[string]chan struct{}{}, stopping: make(chan struct{}), halt: make(chan struct{})}, nil
+		running: map[string]chan struct{}{}, stopping: make(chan struct{}), halt: make(chan struct{}),
+		id: NewWorkerID()}, nil
 }
+
+// ID is the worker's id in its queue's list of live workers (profile workers).
+func (w *Worker) ID() string { return w.id }
 
 // Stats are how the items so far ended (a snapshot).
 func (w *Worker) Stats() WorkerStats {
@@ -310,6 +330,11 @@ func (w *Worker) Run(ctx context.Context) error {
 	<-slotsDone
 	close(done)
 	helpers.Wait()
+	if w.o.HeartbeatMs > 0 { // every item settled or given back (RWQ-LIVE-007)
+		if _, err := w.q.WorkerLeave(bg, w.id); err != nil {
+			w.log.Warn("leaving the live workers failed", "worker", w.id, "error", err)
+		}
+	}
 	s := w.Stats()
 	w.log.Info("worker stopped", "completed", s.Completed, "failed", s.Failed, "released", s.Released, "lost", s.Lost)
 	return nil
@@ -682,10 +707,75 @@ func (w *Worker) emit(job *Job, kind EventKind, start time.Time, err error) {
 	w.o.OnEvent(e)
 }
 
+// record is what the heartbeat registers (SPEC §21): never a lease token.
+func (w *Worker) record() map[string]any {
+	w.mu.Lock()
+	items := make([]any, 0, min(len(w.held), maxRecordItems))
+	for job := range w.held {
+		if len(items) < maxRecordItems {
+			items = append(items, job.ID)
+		}
+	}
+	inHand := len(w.held)
+	w.mu.Unlock()
+	host, _ := os.Hostname()
+	var started any
+	if ms := w.startedMs.Load(); ms > 0 {
+		started = ms
+	}
+	s := w.Stats()
+	r := map[string]any{"id": w.id, "kind": "worker", "host": host, "pid": os.Getpid(), "language": "go",
+		"implementation": "rwq-go", "version": Version, "started_ms": started, "ttl_ms": w.o.HeartbeatTTLMs,
+		"concurrency": w.o.Concurrency, "in_hand": inHand, "items": items, "completed": s.Completed,
+		"failed": s.Failed, "released": s.Released, "lost": s.Lost}
+	for len(items) > 0 { // long ids: fewer of them
+		if raw, err := encodeRecord(r); err == nil && len(raw) <= MaxWorkerRecordBytes {
+			break
+		}
+		items = items[:len(items)-1]
+		r["items"] = items
+	}
+	return r
+}
+
+// beat registers the worker (twice the first time: the second record carries the server time of
+// the first as started_ms); a failure is logged, and the next interval tries again.
+func (w *Worker) beat(bg context.Context) {
+	for {
+		b, err := w.q.WorkerBeat(bg, w.id, w.o.HeartbeatTTLMs, w.record())
+		if err != nil {
+			w.log.Warn("heartbeat failed", "worker", w.id, "error", err)
+			return
+		}
+		if !w.startedMs.CompareAndSwap(0, b.NowMs) {
+			return
+		}
+	}
+}
+
 // renewer extends every held lease each RenewIntervalMs in one round trip; a lease found lost
-// ends its handler's context (ErrLeaseLost).
+// ends its handler's context (ErrLeaseLost). With the heartbeat on, it also beats at once and
+// then every HeartbeatMs (RWQ-LIVE-001).
 func (w *Worker) renewer(bg context.Context, done chan struct{}) {
-	for sleep(time.Duration(w.o.RenewIntervalMs)*time.Millisecond, done) {
+	renewEvery := time.Duration(w.o.RenewIntervalMs) * time.Millisecond
+	beatEvery := time.Duration(w.o.HeartbeatMs) * time.Millisecond
+	renewAt, beatAt := time.Now().Add(renewEvery), time.Now()
+	for {
+		if w.o.HeartbeatMs > 0 && !time.Now().Before(beatAt) {
+			beatAt = time.Now().Add(beatEvery)
+			w.beat(bg)
+		}
+		wake := renewAt
+		if w.o.HeartbeatMs > 0 && beatAt.Before(wake) {
+			wake = beatAt
+		}
+		if !sleep(max(time.Until(wake), 0), done) {
+			return
+		}
+		if time.Now().Before(renewAt) {
+			continue
+		}
+		renewAt = time.Now().Add(renewEvery)
 		w.mu.Lock()
 		jobs, leases := make([]*Job, 0, len(w.held)), make([]Lease, 0, len(w.held))
 		for job := range w.held {

@@ -52,6 +52,11 @@ type WorkQueue interface {
 	RequeueDead(ctx context.Context, ids []string) ([]bool, error)
 	PurgeDead(ctx context.Context, ids []string) ([]bool, error)
 	TrimDead(ctx context.Context) (int64, error)
+
+	// Profile workers (SPEC §21): live workers.
+	WorkerBeat(ctx context.Context, id string, ttlMs int64, record map[string]any) (Beat, error)
+	WorkerLeave(ctx context.Context, id string) (bool, error)
+	Workers(ctx context.Context, offset, count int) ([]LiveWorker, error)
 }
 
 var (

@@ -94,6 +94,18 @@ def _held_and_due(queue: WorkQueue) -> Lease:
     return held
 
 
+def _beating(queue: WorkQueue | ShardedWorkQueue) -> None:
+    """A live worker w2 (profile workers, SPEC §21)."""
+    queue.worker_beat("w2", 60_000, {"id": "w2"})
+
+
+def _expired(queue: WorkQueue | ShardedWorkQueue) -> None:
+    """Worker w2's deadline long past: the next beat removes it from both keys (of shard 0)."""
+    _beating(queue)
+    plain = queue.queues[0] if isinstance(queue, ShardedWorkQueue) else queue
+    command(plain._redis, "ZADD", f"{plain.prefix}:workers:seen", 1, "w2")
+
+
 OPERATIONS: dict[str, tuple[Setup, Op]] = {
     "add": (lambda q: None, lambda q, _: q.add("n", b"N")),
     "add_many delayed": (lambda q: None, lambda q, _: q.add_many([("d", b"D")], delay_ms=60_000)),
@@ -129,6 +141,10 @@ OPERATIONS: dict[str, tuple[Setup, Op]] = {
     "retry_policy": (lambda q: None, lambda q, _: q.retry_policy()),
     "set_retry_policy": (lambda q: None, lambda q, _: q.set_retry_policy(RetryPolicy(max_attempts=3))),
     "clear retry policy": (_dead, lambda q, _: q.set_retry_policy(None)),
+    "worker_beat": (lambda q: None, lambda q, _: q.worker_beat("w1", 30_000, {"id": "w1"})),
+    "worker_beat, one expired": (_expired, lambda q, _: q.worker_beat("w1", 30_000, {"id": "w1"})),
+    "worker_leave": (_beating, lambda q, _: q.worker_leave("w2")),
+    "workers": (_beating, lambda q, _: q.workers()),
 }
 """Every operation of the Python client: state made by an unrestricted client, then the call."""
 
@@ -152,6 +168,9 @@ JOBS: dict[str, set[str]] = {
         "release_many",
         "fail",
         "fail to dead",
+        "worker_beat",
+        "worker_beat, one expired",
+        "worker_leave",
     },
     "operator": {
         "counts",
@@ -164,15 +183,17 @@ JOBS: dict[str, set[str]] = {
         "requeue_dead",
         "purge_dead",
         "retry_policy",
+        "workers",
     },
     "admin": {"set_retry_policy", "clear retry policy", "retry_policy"},
+    "observer": {"counts", "queue_len", "processing_len", "workers"},
 }
 """What each role must be able to do."""
 
 DEAD_LETTER = {"dead_items", "dead_item", "requeue_dead", "purge_dead"}
 ALSO: dict[str, set[str]] = {
     "producer": set(),
-    "worker": {"add", "add_many delayed", "light_clean", "retry_policy", *DEAD_LETTER},
+    "worker": {"add", "add_many delayed", "light_clean", "retry_policy", "workers", *DEAD_LETTER},
     "operator": {
         "add",
         "add_many delayed",
@@ -186,6 +207,7 @@ ALSO: dict[str, set[str]] = {
         "fail to dead",
     },
     "admin": set(),
+    "observer": set(),
 }
 """What else each role can do (``Role.also`` says it in words); every other operation is refused."""
 
@@ -218,8 +240,9 @@ def spec_section() -> str:
 
 def spec_table_row(role: acl.Role) -> str:
     """The row of SPEC §13.1's role table that ``role`` implies."""
-    sent = ", ".join(f"`{command.upper().replace('|', ' ')}`" for command in role.commands)
-    return f"| {role.name} | {role.job} | {role.also} | {', '.join(role.scripts)} | {sent} |"
+    sent = ", ".join(f"`{command.upper().replace('|', ' ')}`" for command in role.commands) or "nothing"
+    scripts = ", ".join([*role.scripts, *(f"{name} (its reads only)" for name in role.reads)])
+    return f"| {role.name} | {role.job} | {role.also} | {scripts} | {sent} |"
 
 
 def rwq_acl(*args: str) -> str:
@@ -378,6 +401,8 @@ def declared_users(r: redis.Redis, redis_server: RedisServer) -> Iterator[dict[s
 
 
 POLICY_WRITES = {"set_retry_policy", "clear retry policy"}
+LIVE_WRITES = {"worker_beat", "worker_beat, one expired", "worker_leave"}
+"""The operator only reads the live workers (``%R~``); declared, those keys are read-write."""
 
 
 @pytest.mark.parametrize("role", list(acl.ROLES))
@@ -386,7 +411,8 @@ def test_each_role_does_its_job_with_declared_keys(
 ) -> None:
     """Profile declared-keys (SPEC §20): with the roles of ``rwq acl --declared-keys``, every role
     does its job with the profile on, still on its own queue only; the worker and the operator
-    may now rewrite the retry policy, which is what RWQ-DECL-005 warns of."""
+    may now rewrite the retry policy, which is what RWQ-DECL-005 warns of (and the operator
+    write the live workers); the observer, which has no write command, still writes nothing."""
     client = declared_users[role]
     outcome = {
         name: (
@@ -395,7 +421,8 @@ def test_each_role_does_its_job_with_declared_keys(
         )
         for name in OPERATIONS
     }
-    can = allowed(role) | (POLICY_WRITES if role in ("worker", "operator") else set())
+    can = allowed(role) | (POLICY_WRITES | LIVE_WRITES if role == "operator" else set())
+    can |= POLICY_WRITES if role == "worker" else set()
     expected = {name: ("ok" if name in can else "NOPERM", "NOPERM") for name in OPERATIONS}
     assert outcome == expected
 
@@ -764,7 +791,7 @@ def test_sharded_roles_name_every_shard_and_nothing_more(r: redis.Redis) -> None
     big = [
         word for word in shlex.split(rwq_acl("worker", "--prefix", QUEUE, "--shards", "1024")) if "~" in word
     ]
-    assert len(big) == 5 * 14 + 2  # 5 digit classes per key family, not 1,024
+    assert len(big) == 5 * 16 + 2  # 5 digit classes per key family, not 1,024
     for bad in (["--prefix", "a{b}", "--shards", "2"], ["--prefix", "jobs", "--shards", "1025"]):
         result = CliRunner().invoke(cli, ["acl", "worker", *bad])
         assert result.exit_code == 1
@@ -963,3 +990,21 @@ def test_a_deep_clean_without_scan_writes_nothing(r: redis.Redis, redis_server: 
     finally:
         tenant.close()
         r.acl_deluser("tenant")
+
+
+def test_rwq_workers_is_the_observers_job(
+    users: dict[str, redis.Redis], r: redis.Redis, redis_server: RedisServer
+) -> None:
+    """``rwq workers`` works as the observer (the least role that reads the live workers, SPEC §21)
+    and as the operator; a producer is refused, and the observer's own beat writes nothing."""
+    WorkQueue(r, QUEUE).worker_beat("w1", 60_000, {"id": "w1"})
+    for role, allowed in (("observer", True), ("operator", True), ("producer", False), ("admin", False)):
+        url = f"redis://{QUEUE}-{role}:{PASSWORD}@127.0.0.1:{redis_server.port}/0"
+        result = CliRunner().invoke(cli, ["workers", "--url", url, "--prefix", QUEUE, "--json"])
+        assert (result.exit_code == 0) is allowed, (role, result.output)
+        if allowed:
+            assert [w["id"] for w in json.loads(result.output)["workers"]] == ["w1"]
+    before = snapshot(r)
+    with pytest.raises(NoPermission):
+        WorkQueue(users["observer"], QUEUE).worker_beat("w2", 60_000, {})
+    assert snapshot(r) == before

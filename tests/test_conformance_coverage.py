@@ -26,6 +26,7 @@ PROFILE_OF_SECTION = {
     "18.": "flat",
     "19.": "sharded",
     "20.": "declared-keys",
+    "21.": "workers",
 }
 """Requirements of these sections belong to a profile: the cases citing them must claim it."""
 RETRY_METHODS = frozenset(
@@ -192,6 +193,7 @@ def test_report_verdicts_cover_every_requirement(reference_report: dict[str, Any
         "sharded",
         "legacy-lease",
         "declared-keys",
+        "workers",
     ]
 
 

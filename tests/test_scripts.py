@@ -323,6 +323,28 @@ BAD_ARGV: dict[str, list[tuple[str, list[bytes | int | str]]]] = {
         ("leading-zero", ["01"]),
         ("argv-extra", ["1", "1"]),
     ],
+    "heartbeat": [
+        ("no-argv", []),
+        ("unknown-mode", ["beats", "w1", "30000", "{}"]),
+        ("beat-no-record", ["beat", "w1", "30000"]),
+        ("beat-argv-extra", ["beat", "w1", "30000", "{}", "x"]),
+        ("beat-empty-id", ["beat", "", "30000", "{}"]),
+        ("beat-id-65-bytes", ["beat", "w" * 65, "30000", "{}"]),
+        ("beat-id-bad-character", ["beat", "w 1", "30000", "{}"]),
+        ("beat-ttl-999", ["beat", "w1", "999", "{}"]),
+        ("beat-ttl-3600001", ["beat", "w1", "3600001", "{}"]),
+        ("beat-ttl-not-integer", ["beat", "w1", "1.5", "{}"]),
+        ("beat-record-array", ["beat", "w1", "30000", "[1]"]),
+        ("beat-record-not-json", ["beat", "w1", "30000", "{"]),
+        ("beat-record-string", ["beat", "w1", "30000", '"{}"']),
+        ("beat-record-4097-bytes", ["beat", "w1", "30000", '{"a":"' + "x" * 4089 + '"}']),
+        ("leave-no-id", ["leave"]),
+        ("leave-bad-id", ["leave", "w/1"]),
+        ("list-count-0", ["list", "0", "0"]),
+        ("list-count-1001", ["list", "0", "1001"]),
+        ("list-offset-1000001", ["list", "1000001", "10"]),
+        ("list-argv-extra", ["list", "0", "10", "x"]),
+    ],
 }
 # complete_and_lease: each bad lease argument with a valid completion after it (the script must
 # not complete "a" before rejecting the lease part), and each bad completion after valid lease ones.
@@ -337,7 +359,7 @@ def script_keys(name: str, q: WorkQueue) -> list[bytes]:
         return [f"{{{q.prefix}#0}}:queue".encode()]
     if name == "ring":
         return [f"{{{q.prefix}#bell}}".encode()]
-    if name in ("add", "renew", "set_policy", "dead"):
+    if name in ("add", "renew", "set_policy", "dead", "heartbeat"):
         return [q.keys.queue]
     if name == "deep_clean":
         return [q.keys.queue, q.keys.processing, q.keys.deep_clean_index("run1")]
@@ -410,6 +432,7 @@ VALID_ARGV: dict[str, list[bytes | int | str]] = {
     "dead": ["trim"],
     "shards": ["4"],
     "ring": ["1"],
+    "heartbeat": ["beat", "w1", "30000", '{"a":"' + "x" * 4088 + '"}'],  # a record of 4096 bytes
 }
 
 

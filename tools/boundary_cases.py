@@ -57,6 +57,8 @@ def _args(argument: Argument, value: Json) -> Json:
         "deep_clean": {},
         "fail": {"lease": FAKE},
         "dead_list": {},
+        "worker_beat": {"id": "w", "ttl_ms": 30_000, "record": {}},
+        "workers": {},
     }[argument.method]
     if argument.key == "lease.timeout_ms":
         base = {**base, "block": True}
@@ -70,6 +72,8 @@ def _profiles(argument: Argument) -> list[str]:
         return ["retry", "delay"]  # a retry after a delay makes the item a delayed one
     if argument.method in ("set_policy", "set_policy_if_absent", "dead_list"):
         return ["retry"]
+    if argument.method in ("worker_beat", "workers"):
+        return ["workers"]
     if argument.name == "delay_ms":
         return ["delay"]
     return ["core"]
@@ -91,6 +95,8 @@ def _requirements(argument: Argument) -> list[str]:
         "lease_many.count": "RWQ-LEASE-013",
         "set_policy": "RWQ-RETRY-001",
         "set_policy_if_absent": "RWQ-RETRY-015",
+        "worker_beat": "RWQ-LIVE-002",
+        "workers": "RWQ-LIVE-003",
     }
     found = [specific.get(argument.key) or specific.get(argument.method)]
     if argument.duration and argument.method != "open":
@@ -267,9 +273,34 @@ def _accepted_steps(argument: Argument, klass: str, value: int, n: int) -> list[
         return [{**call("dead_list", {argument.name: value}), "expect": {"result": expect}}]
     if argument.method.startswith("set_policy"):
         return _policy_steps(argument, klass, value, n)
+    if argument.method in ("worker_beat", "workers"):
+        return _live_steps(argument, value, n)
     if argument.method == "open":
         return _option_steps(argument, klass, value, n)
     raise AssertionError(argument.key)
+
+
+def _live_steps(argument: Argument, value: int, n: int) -> list[Json]:
+    """Profile workers: a worker beating with ``ttl_ms`` is listed until exactly then and its
+    keys expire then (the beat trims the earlier ones); ``offset`` and ``count`` page the list."""
+    worker = f"w{n}"
+    listed = [{"id": worker, "record": {"n": n}}]
+    if argument.key == "worker_beat.ttl_ms":
+        expires, beat = {"pttl_ms": value}, {"id": worker, "ttl_ms": value, "record": {"n": n}}
+        return [
+            {**call("worker_beat", beat), "expect": {"result": {}}},
+            {"check": {"keys": {"${ns}:workers:seen": expires, "${ns}:workers": expires}}},
+            {"advance_time_ms": value - 1},
+            {**call("workers", {}), "expect": {"result": listed}, "comment": "1 ms before its deadline"},
+            {"advance_time_ms": 1},
+            {**call("workers", {}), "expect": {"result": []}, "comment": "at its deadline"},
+        ]
+    shown = [] if argument.name == "offset" and value > 0 else listed
+    return [
+        call("worker_beat", {"id": worker, "ttl_ms": 30_000, "record": {"n": n}}),
+        {**call("workers", {argument.name: value}), "expect": {"result": shown}},
+        {**call("worker_leave", {"id": worker}), "expect": {"result": True}},
+    ]
 
 
 def _due_after(delay: int, item: str) -> list[Json]:

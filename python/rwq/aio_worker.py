@@ -17,8 +17,9 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from .aio import AsyncWorkQueue
-from .errors import LeaseLost, RedisFailure
+from .errors import LeaseLost, RedisFailure, RwqError
 from .handlers import refuse_unrun
+from .protocol import live
 from .protocol.operations import FailOutcome, Lease, Outcome, RetryPolicy
 from .sharded import AsyncShardedWorkQueue
 from .worker import (
@@ -111,6 +112,8 @@ class AsyncWorker(_WorkerBase):
         liveness_file: str | os.PathLike[str] | None = None,
         logger: logging.Logger | None = None,
         burst: bool = False,
+        heartbeat_ms: int | None = live.BEAT_MS,
+        heartbeat_ttl_ms: int = live.TTL_MS,
     ) -> None:
         super().__init__(
             queue=queue,
@@ -130,6 +133,8 @@ class AsyncWorker(_WorkerBase):
             liveness_file=liveness_file,
             logger=logger,
             burst=burst,
+            heartbeat_ms=heartbeat_ms,
+            heartbeat_ttl_ms=heartbeat_ttl_ms,
         )
         self.queue = queue
         self.handler = handler
@@ -154,6 +159,9 @@ class AsyncWorker(_WorkerBase):
 
     def _in_hand(self) -> int:
         return len(self._held)
+
+    def _held_ids(self) -> list[str]:
+        return [job.id for job in self._held]
 
     def stop(self) -> None:
         """Request a graceful shutdown: stop leasing now; :meth:`run` then winds down and returns.
@@ -208,6 +216,7 @@ class AsyncWorker(_WorkerBase):
         finally:
             self._stopping.set()
             await self._shutdown(slots, helpers)
+            await self._leave()  # every item settled or released (RWQ-LIVE-007)
         self.logger.info("worker on %r stopped: %s", self.queue.prefix, self.stats)
         if self._fatal is not None:
             raise self._fatal
@@ -417,13 +426,41 @@ class AsyncWorker(_WorkerBase):
             self._settled(job, outcome, done)
             return following
 
+    async def _beat(self) -> None:
+        """:meth:`Worker._beat`."""
+        assert self.heartbeat_ms is not None
+        try:
+            while self._beaten(
+                await self.queue.worker_beat(self.worker_id, self.heartbeat_ttl_ms, self._record())
+            ):
+                pass
+        except RwqError as exc:
+            self.logger.warning("heartbeat of worker %s failed: %s: %s", self.worker_id, exc.code, exc)
+
+    async def _leave(self) -> None:
+        if self.heartbeat_ms is not None:
+            try:
+                await self.queue.worker_leave(self.worker_id)
+            except RwqError as exc:
+                self.logger.warning("worker %s could not leave: %s: %s", self.worker_id, exc.code, exc)
+
     async def _renewer(self) -> None:
+        """:meth:`Worker._renewer`: renewals every ``renew_interval_ms``, beats every ``heartbeat_ms``."""
         # Each helper also ends on its own at the halt: a cancellation that lands inside a Redis
         # call can come back as a timeout (RedisFailure), which the loop would otherwise survive.
+        now = time.monotonic()
+        renew_at, beat_at = now + self.renew_interval_ms / 1000, now
         while True:
-            await _sleep(self.renew_interval_ms / 1000, self._halt)
+            if self.heartbeat_ms is not None and time.monotonic() >= beat_at:
+                beat_at = time.monotonic() + self.heartbeat_ms / 1000
+                await self._beat()
+            wake = renew_at if self.heartbeat_ms is None else min(renew_at, beat_at)
+            await _sleep(max(wake - time.monotonic(), 0.0), self._halt)
             if self._halt.is_set():
                 return
+            if time.monotonic() < renew_at:
+                continue
+            renew_at = time.monotonic() + self.renew_interval_ms / 1000
             jobs = [job for job in self._held if not job.lost.is_set()]  # waiting ones too
             if not jobs:
                 continue

@@ -173,7 +173,14 @@ def conformance(
     sys.exit(run(config))
 
 
-OPERATOR_COMMANDS = (cli_queue.stats, cli_queue.queues, cli_queue.top, cli_queue.clean, cli_queue.dead)
+OPERATOR_COMMANDS = (
+    cli_queue.stats,
+    cli_queue.queues,
+    cli_queue.top,
+    cli_queue.clean,
+    cli_queue.dead,
+    cli_queue.workers,
+)
 for command in (
     *OPERATOR_COMMANDS,
     cli_queue.acl_command,

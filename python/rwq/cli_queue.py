@@ -228,6 +228,53 @@ def stats(*, url: str, prefix: str, cluster: bool, shards: int, as_json: bool) -
 
 @click.command()
 @with_queue_options
+@click.option(
+    "--count", type=click.IntRange(1, 1000), default=100, show_default=True, help="At most this many workers."
+)
+def workers(*, url: str, prefix: str, cluster: bool, shards: int, as_json: bool, count: int) -> None:
+    """The live workers of a queue (profile workers, SPEC §21): those whose last heartbeat's
+    deadline is still ahead, earliest deadline first. The observer role's job (rwq acl observer)."""
+    with open_queue(url, prefix, cluster, shards) as queue:
+        live_workers = queue.workers(count=count)
+        now_ms = server_now_ms(queue)
+    table = _table(
+        f"live workers of {prefix}",
+        "id",
+        "kind",
+        "host",
+        "pid",
+        "language",
+        "started",
+        "last seen",
+        "in hand",
+        "completed",
+        "failed",
+        "items",
+    )
+    for worker in live_workers:
+        record = worker.record
+        ttl = record.get("ttl_ms")
+        started = record.get("started_ms")
+        seen = worker.deadline_ms - ttl if isinstance(ttl, int) else None
+        table.add_row(
+            shown(worker.id),
+            *(shown(str(record.get(name, ""))) for name in ("kind", "host", "pid", "language")),
+            _ago(now_ms - started) if isinstance(started, int) else "",
+            _ago(now_ms - seen) if seen is not None else "",
+            *(shown(str(record.get(name, ""))) for name in ("in_hand", "completed", "failed")),
+            shown(", ".join(str(item) for item in record.get("items", []) or [])),
+        )
+    document = {
+        "command": "workers",
+        "prefix": prefix,
+        "now_ms": now_ms,
+        "workers": [{"id": w.id, "deadline_ms": w.deadline_ms, "record": w.record} for w in live_workers],
+    }
+    emit(as_json, document, table)
+
+
+@click.command()
+@with_queue_options
 @click.option("--deep", is_flag=True, help="Also find orphans with SCAN (a deep clean).")
 def clean(*, url: str, prefix: str, cluster: bool, shards: int, as_json: bool, deep: bool) -> None:
     """Requeue abandoned items (expired leases); with --deep, orphans too."""

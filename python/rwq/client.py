@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, TypeVar, overload
 
 from redis import Redis
@@ -11,9 +11,10 @@ from redis.exceptions import NoScriptError, ResponseError
 
 from . import _shell
 from .errors import RwqError
-from .protocol import declared, validation
+from .protocol import declared, live, validation
 from .protocol import operations as ops
 from .protocol.commands import Command, Plan, RunScript
+from .protocol.live import Beat, LiveWorker
 from .protocol.operations import CleanReport, Counts, DeadItem, FailResult, Lease, Outcome, RetryPolicy
 
 T = TypeVar("T")
@@ -266,6 +267,19 @@ class WorkQueue:
     def deep_clean(self, *, chunk: int = 1000) -> CleanReport:
         """Find orphaned items with SCAN and requeue them; drop ghost ids from both lists."""
         return self._run(ops.deep_clean(self.keys, chunk=chunk))
+
+    def worker_beat(self, worker_id: str, ttl_ms: int, record: Mapping[str, Any]) -> Beat:
+        """Register or refresh a live worker until the server's now plus ``ttl_ms``, with its
+        record (a JSON object of at most 4096 bytes; profile workers, SPEC §21)."""
+        return self._run(live.worker_beat(self.keys, worker_id, ttl_ms, record))
+
+    def worker_leave(self, worker_id: str) -> bool:
+        """Remove a worker's entry (a graceful stop); False when it had none."""
+        return self._run(live.worker_leave(self.keys, worker_id))
+
+    def workers(self, *, offset: int = 0, count: int = 100) -> list[LiveWorker]:
+        """The live workers (deadline after the server's now), earliest deadline first."""
+        return self._run(live.workers(self.keys, offset=offset, count=count))
 
     def _run(self, plan: Plan[T]) -> T:
         if self.declared_keys:

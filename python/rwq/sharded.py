@@ -19,7 +19,7 @@ live in :mod:`rwq.protocol.sharding`; these shells run them on the shards' queue
 from __future__ import annotations
 
 import logging
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, TypeVar, overload
 
 from redis import Redis
@@ -32,6 +32,7 @@ from .client import WorkQueue
 from .errors import NoPermission, RwqError
 from .protocol import sharding as plans
 from .protocol import validation
+from .protocol.live import Beat, LiveWorker
 from .protocol.operations import CleanReport, Counts, DeadItem, FailResult, Lease, Outcome, RetryPolicy
 from .protocol.sharding import OnBell, ShardLayout, ShardPlan
 
@@ -185,6 +186,18 @@ class ShardedWorkQueue:
     def purge_dead(self, ids: Sequence[str]) -> list[bool]:
         """Delete dead items for good, each on its shard; False where the id is not dead."""
         return self._run(plans.dead_action(self.layout, "purge_dead", ids))
+
+    def worker_beat(self, worker_id: str, ttl_ms: int, record: Mapping[str, Any]) -> Beat:
+        """Register or refresh a live worker, on shard 0 (SPEC §21)."""
+        return self._run(plans.worker_beat(self.layout, worker_id, ttl_ms, record))
+
+    def worker_leave(self, worker_id: str) -> bool:
+        """Remove a worker's entry from shard 0; False when it had none."""
+        return self._run(plans.worker_leave(self.layout, worker_id))
+
+    def workers(self, *, offset: int = 0, count: int = 100) -> list[LiveWorker]:
+        """The live workers, as shard 0 lists them."""
+        return self._run(plans.workers(self.layout, offset, count))
 
     def _run(self, plan: ShardPlan[T]) -> T:
         try:
@@ -358,6 +371,18 @@ class AsyncShardedWorkQueue:
     async def purge_dead(self, ids: Sequence[str]) -> list[bool]:
         """Delete dead items for good, each on its shard; False where the id is not dead."""
         return await self._run(plans.dead_action(self.layout, "purge_dead", ids))
+
+    async def worker_beat(self, worker_id: str, ttl_ms: int, record: Mapping[str, Any]) -> Beat:
+        """:meth:`ShardedWorkQueue.worker_beat`."""
+        return await self._run(plans.worker_beat(self.layout, worker_id, ttl_ms, record))
+
+    async def worker_leave(self, worker_id: str) -> bool:
+        """:meth:`ShardedWorkQueue.worker_leave`."""
+        return await self._run(plans.worker_leave(self.layout, worker_id))
+
+    async def workers(self, *, offset: int = 0, count: int = 100) -> list[LiveWorker]:
+        """:meth:`ShardedWorkQueue.workers`."""
+        return await self._run(plans.workers(self.layout, offset, count))
 
     async def _run(self, plan: ShardPlan[T]) -> T:
         try:

@@ -28,6 +28,7 @@ import logging
 import os
 import random
 import signal
+import socket
 import threading
 import time
 import traceback
@@ -47,10 +48,12 @@ from .errors import (
     PolicyMissing,
     RedisFailure,
     RetryLater,
+    RwqError,
     ShardCountUnrecorded,
 )
 from .handlers import HandlerKind, checked_sync, require_kind
-from .protocol import validation
+from .protocol import live, validation
+from .protocol.live import Beat
 from .protocol.operations import MAX_DETAIL_BYTES, FailOutcome, Lease, Outcome, RetryPolicy
 from .sharded import ShardedWorkQueue
 
@@ -241,6 +244,8 @@ class _WorkerBase(abc.ABC):
         liveness_file: str | os.PathLike[str] | None,
         logger: logging.Logger | None,
         burst: bool,
+        heartbeat_ms: int | None = live.BEAT_MS,
+        heartbeat_ttl_ms: int = live.TTL_MS,
     ) -> None:
         if not isinstance(queue, queue_types):
             names = " or ".join(kind.__name__ for kind in queue_types)
@@ -279,6 +284,16 @@ class _WorkerBase(abc.ABC):
         )
         self.shutdown_grace_ms = validation.duration_ms(shutdown_grace_ms, "shutdown_grace_ms", minimum=0)
         self.burst = validation.flag(burst, "burst")
+        self.heartbeat_ttl_ms = validation.integer(
+            heartbeat_ttl_ms, "heartbeat_ttl_ms", live.MIN_TTL_MS, live.MAX_TTL_MS, unit=" ms"
+        )
+        self.heartbeat_ms = (
+            None
+            if heartbeat_ms is None
+            else validation.integer(heartbeat_ms, "heartbeat_ms", 1, self.heartbeat_ttl_ms // 3, unit=" ms")
+        )
+        self.worker_id = live.new_worker_id()
+        self._started_ms: int | None = None  # the server's now at the first beat (RWQ-LIVE-005)
         self.logger = logger or LOGGER
         self._lock = threading.Lock()
         self._idle = 0  # burst: slots whose last lease found nothing, until they look again
@@ -292,6 +307,42 @@ class _WorkerBase(abc.ABC):
     def stats(self) -> WorkerStats:
         """How the jobs so far ended (a snapshot)."""
         return self._stats
+
+    @abc.abstractmethod
+    def _held_ids(self) -> list[str]:
+        """The ids of the items the worker holds now."""
+
+    def _record(self) -> dict[str, Any]:
+        """What the heartbeat registers (profile workers, SPEC §21): never a lease token."""
+        from . import __version__  # noqa: PLC0415 (the package defines it after importing this module)
+
+        stats, held = self._stats, self._held_ids()
+        record: dict[str, Any] = {
+            "id": self.worker_id,
+            "kind": "worker",
+            "host": socket.gethostname(),
+            "pid": os.getpid(),
+            "language": "python",
+            "implementation": "rwq",
+            "version": __version__,
+            "started_ms": self._started_ms,
+            "ttl_ms": self.heartbeat_ttl_ms,
+            "concurrency": self.concurrency,
+            "in_hand": len(held),
+            "items": held[: live.MAX_ITEMS],
+            **dataclasses.asdict(stats),
+        }
+        while len(live.encode_record(record)) > live.MAX_RECORD_BYTES:  # long ids
+            record["items"] = record["items"][:-1]
+        return record
+
+    def _beaten(self, beat: Beat) -> bool:
+        """Take the first beat's server time as ``started_ms``; True when that was the first (the
+        record is then sent again, with it)."""
+        if self._started_ms is None:
+            self._started_ms = beat.now_ms
+            return True
+        return False
 
     def health(self) -> WorkerHealth:
         """Liveness for a probe: how long since Redis last answered a lease, items in hand."""
@@ -601,6 +652,8 @@ class Worker(_WorkerBase):
         liveness_file: str | os.PathLike[str] | None = None,
         logger: logging.Logger | None = None,
         burst: bool = False,
+        heartbeat_ms: int | None = live.BEAT_MS,
+        heartbeat_ttl_ms: int = live.TTL_MS,
     ) -> None:
         super().__init__(
             queue=queue,
@@ -620,6 +673,8 @@ class Worker(_WorkerBase):
             liveness_file=liveness_file,
             logger=logger,
             burst=burst,
+            heartbeat_ms=heartbeat_ms,
+            heartbeat_ttl_ms=heartbeat_ttl_ms,
         )
         self.queue = queue
         self.handler = checked_sync(handler)
@@ -690,6 +745,7 @@ class Worker(_WorkerBase):
         finally:
             self.stop()
             self._shutdown(slots, helpers)
+            self._leave()  # every item settled or released (RWQ-LIVE-007)
         self.logger.info("worker on %r stopped: %s", self.queue.prefix, self.stats)
         if self._fatal is not None:
             raise self._fatal
@@ -891,8 +947,41 @@ class Worker(_WorkerBase):
             self._settled(job, outcome, done)
             return following
 
+    def _held_ids(self) -> list[str]:
+        with self._lock:
+            return [job.id for job in self._held]
+
+    def _beat(self) -> None:
+        """One heartbeat (two for the first, to record its server time); a failure is logged."""
+        assert self.heartbeat_ms is not None
+        try:
+            while self._beaten(self.queue.worker_beat(self.worker_id, self.heartbeat_ttl_ms, self._record())):
+                pass
+        except RwqError as exc:
+            self.logger.warning("heartbeat of worker %s failed: %s: %s", self.worker_id, exc.code, exc)
+
+    def _leave(self) -> None:
+        if self.heartbeat_ms is not None:
+            try:
+                self.queue.worker_leave(self.worker_id)
+            except RwqError as exc:
+                self.logger.warning("worker %s could not leave: %s: %s", self.worker_id, exc.code, exc)
+
     def _renewer(self) -> None:
-        while not self._done.wait(self.renew_interval_ms / 1000):
+        """Renews held leases every ``renew_interval_ms`` and, with the heartbeat on, beats at once
+        and then every ``heartbeat_ms`` (RWQ-LIVE-001)."""
+        now = time.monotonic()
+        renew_at, beat_at = now + self.renew_interval_ms / 1000, now
+        while True:
+            if self.heartbeat_ms is not None and time.monotonic() >= beat_at:
+                beat_at = time.monotonic() + self.heartbeat_ms / 1000
+                self._beat()
+            wake = renew_at if self.heartbeat_ms is None else min(renew_at, beat_at)
+            if self._done.wait(max(wake - time.monotonic(), 0.0)):
+                return
+            if time.monotonic() < renew_at:
+                continue
+            renew_at = time.monotonic() + self.renew_interval_ms / 1000
             with self._lock:
                 jobs = [job for job in self._held if not job.lost.is_set()]
             if not jobs:

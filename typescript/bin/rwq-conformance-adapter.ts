@@ -80,6 +80,13 @@ const methods: Record<string, (q: AnyQueue, p: Json) => Promise<Json>> = {
   },
   dead_requeue: (q, p) => q.requeueDead((p.ids ?? []).map(id)),
   dead_purge: (q, p) => q.purgeDead((p.ids ?? []).map(id)),
+  worker_beat: async (q, p) => {
+    const b = await q.workerBeat(p.id, p.ttl_ms, p.record);
+    return { now_ms: b.nowMs, removed: b.removed };
+  },
+  worker_leave: (q, p) => q.workerLeave(p.id),
+  workers: async (q, p) =>
+    (await q.workers(opt({ offset: p.offset, count: p.count }))).map((w) => ({ id: w.id, record: w.record, deadline_ms: w.deadlineMs })),
 };
 
 interface Session {
@@ -127,7 +134,7 @@ function hello(a: Json): Json {
   return {
     protocol: 1,
     implementation: { name: "rwq-typescript", language: "typescript", version: VERSION },
-    profiles: ["core", "retry", "delay", "ack", "flat", "sharded", "legacy-lease", "declared-keys"],
+    profiles: ["core", "retry", "delay", "ack", "flat", "sharded", "legacy-lease", "declared-keys", "workers"],
     methods: Object.keys(methods).sort(),
     scripts: scriptSha1s(),
     capabilities: { cluster: true },

@@ -6,6 +6,9 @@ export {
 } from "./errors.js";
 export { Queue, type QueueOptions, type RedisClient, DEFAULT_LIGHT_CLEAN_CHUNK, DEFAULT_DEEP_CLEAN_CHUNK } from "./queue.js";
 export { ShardedQueue } from "./sharded.js";
+export {
+  type Beat, type LiveWorker, newWorkerId, DEFAULT_HEARTBEAT_MS, DEFAULT_HEARTBEAT_TTL_MS, MAX_WORKER_RECORD_BYTES,
+} from "./live.js";
 export { scriptSha1s } from "./scripts.js";
 export { decodeId as idFromBytes, encodeId as idToBytes } from "./ids.js";
 export { PROTOCOL } from "./scripts.generated.js";
@@ -13,7 +16,7 @@ export {
   Lease, DEFAULT_RETRY_POLICY, type Item, type Payload, type Outcome, type Counts, type CleanReport,
   type RetryPolicy, type FailResult, type FailOptions, type DeadItem, type ReleaseOptions,
 } from "./types.js";
-export const VERSION = "0.1.0";
+export { VERSION } from "./version.js";
 export {
   Worker, NonRetryable, RetryLater, DEFAULT_WORKER_RETRY, FALLBACK_DELAY_MS,
   type WorkerOptions, type Handler, type HandlerContext, type WorkerStats, type Logger,

@@ -8,6 +8,7 @@ import { randomBytes, randomInt } from "node:crypto";
 import { Cluster, type Redis } from "ioredis";
 import { LeaseLostError, NotReplicatedError, RedisError, UnsupportedServerError, WrongTypeError, invalid, translate } from "./errors.js";
 import { decodeId } from "./ids.js";
+import { type Beat, type LiveWorker, beatReply, checkBeat, checkListing, checkWorkerId, listReply } from "./live.js";
 import { type ScriptName, scripts } from "./scripts.js";
 import {
   type CleanReport, type Counts, DEFAULT_RETRY_POLICY, type DeadItem, type FailOptions, type FailResult,
@@ -660,6 +661,27 @@ export class Queue {
       out.push(...(await this.ints("dead", this.one(), part.length, [action, ...part])).map((f) => f === 1));
     }
     return out;
+  }
+
+  // ---- profile workers (SPEC §21) ----
+
+  /** Registers or refreshes worker `id` until the server's now plus `ttlMs` (1000..3600000), with
+   * its record (a JSON object of at most 4096 bytes), in one script call (RWQ-LIVE-002). */
+  async workerBeat(id: string, ttlMs: number, record: Record<string, unknown>): Promise<Beat> {
+    const [wid, ttl, raw] = checkBeat(id, ttlMs, record);
+    return beatReply(await this.eval("heartbeat", this.one(), ["beat", wid, ttl, raw]));
+  }
+
+  /** Removes worker `id`'s entry (a graceful stop); false when it had none. */
+  async workerLeave(id: string): Promise<boolean> {
+    const reply = await this.eval("heartbeat", this.one(), ["leave", checkWorkerId(id)]);
+    return reply === 1;
+  }
+
+  /** The live workers, earliest deadline first (RWQ-LIVE-003). */
+  async workers(options: { offset?: number; count?: number } = {}): Promise<LiveWorker[]> {
+    const [offset, count] = checkListing(options);
+    return listReply(await this.eval("heartbeat", this.one(), ["list", offset, count]));
   }
 
   /** Applies the policy's dead-letter retention; how many dead items it removed. */

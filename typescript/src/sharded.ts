@@ -10,6 +10,7 @@ import { crc32 } from "node:zlib";
 import { Cluster, type Redis } from "ioredis";
 import { LeaseLostError, RedisError, ShardMismatchError, invalid, translate } from "./errors.js";
 import { encodeId } from "./ids.js";
+import { type Beat, type LiveWorker, checkBeat, checkListing, checkWorkerId } from "./live.js";
 import { Queue, type QueueOptions, type RedisClient, SHARD, checkReleaseOptions, failArgs, masterFor, policyArgs } from "./queue.js";
 import { scripts } from "./scripts.js";
 import type { CleanReport, Counts, DeadItem, FailOptions, FailResult, Item, Lease, Outcome, Payload, ReleaseOptions, RetryPolicy } from "./types.js";
@@ -334,6 +335,25 @@ export class ShardedQueue {
   async getRetryPolicy(): Promise<RetryPolicy | null> {
     await this.ready();
     return this.shard(0).getRetryPolicy();
+  }
+
+  /** A sharded queue's workers register on shard 0 (SPEC §21), arguments checked first. */
+  async workerBeat(id: string, ttlMs: number, record: Record<string, unknown>): Promise<Beat> {
+    checkBeat(id, ttlMs, record);
+    await this.ready();
+    return this.shard(0).workerBeat(id, ttlMs, record);
+  }
+
+  async workerLeave(id: string): Promise<boolean> {
+    checkWorkerId(id);
+    await this.ready();
+    return this.shard(0).workerLeave(id);
+  }
+
+  async workers(options: { offset?: number; count?: number } = {}): Promise<LiveWorker[]> {
+    checkListing(options);
+    await this.ready();
+    return this.shard(0).workers(options);
   }
 
   /** Every shard's dead items merged by dead-letter time, newest first (RWQ-SHARD-008). */

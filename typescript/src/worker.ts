@@ -5,11 +5,14 @@
  * without a policy, light cleans on a timer, a per-item timeout, and a graceful stop that gives
  * back (refunded) what it cannot finish (SPEC §15.1, RWQ-WORKER-001..005).
  */
+import { hostname } from "node:os";
 import { LeaseLostError, RedisError, invalid } from "./errors.js";
 import { type Queue, policyArgs } from "./queue.js";
 import type { ShardedQueue } from "./sharded.js";
 import { DEFAULT_RETRY_POLICY, type Lease, type RetryPolicy } from "./types.js";
 import { checkDuration, checkInt, MAX_DETAIL_BYTES, MAX_REASON_BYTES } from "./validate.js";
+import { DEFAULT_HEARTBEAT_MS, DEFAULT_HEARTBEAT_TTL_MS, MAX_RECORD_ITEMS, MAX_WORKER_RECORD_BYTES, newWorkerId } from "./live.js";
+import { VERSION } from "./version.js";
 
 /** Thrown by a handler: the failure is not retryable; the item is dead-lettered now (RWQ-RETRY-016). */
 export class NonRetryable extends Error {
@@ -68,6 +71,11 @@ export interface WorkerOptions {
   /** Called with each handler failure, after it is recorded. */
   onError?: (job: HandlerContext, error: unknown) => void;
   logger?: Logger;
+  /** How often the renewer registers the worker in P:workers (profile workers, SPEC §21; default
+   * 5000, at most heartbeatTtlMs / 3); null: never. */
+  heartbeatMs?: number | null;
+  /** How long a beat keeps the worker listed, 1000..3600000 (default 30000). */
+  heartbeatTtlMs?: number;
 }
 
 /** The policy a worker offers by default: 5 attempts, exponential from 1 s, 25 % jitter. */
@@ -137,6 +145,11 @@ export class Worker {
   private readonly held = new Set<Job>();
   private readonly tasks = new Set<Promise<void>>();
   private readonly runs = new Map<string, Promise<void>>(); // ids whose handler runs here
+  /** This worker's id in its queue's list of live workers. */
+  readonly id = newWorkerId();
+  private readonly heartbeatMs: number | null;
+  private readonly heartbeatTtlMs: number;
+  private startedMs: number | null = null; // the server's now at the first beat (RWQ-LIVE-005)
   private policyAtStart = false;
   private raisedDelay = false;
   private started = false;
@@ -157,6 +170,9 @@ export class Worker {
     if (this.retry !== null) policyArgs(this.retry);
     this.timeoutMs = options.timeoutMs == null ? null : checkDuration("timeoutMs", options.timeoutMs, 1);
     this.onError = options.onError;
+    this.heartbeatTtlMs = checkInt("heartbeatTtlMs", options.heartbeatTtlMs ?? DEFAULT_HEARTBEAT_TTL_MS, 1000, 3_600_000);
+    this.heartbeatMs = options.heartbeatMs === null ? null
+      : checkInt("heartbeatMs", options.heartbeatMs ?? DEFAULT_HEARTBEAT_MS, 1, Math.floor(this.heartbeatTtlMs / 3));
     this.log = options.logger ?? { info: (m) => console.info(m), warn: (m) => console.warn(m), error: (m) => console.error(m) };
     options.signal?.addEventListener("abort", () => this.stop(), { once: true });
     if (options.signal?.aborted) this.stop();
@@ -185,6 +201,7 @@ export class Worker {
       await this.shutdown();
       this.halting.abort();
       await Promise.all(helpers);
+      await this.leave(); // every item settled or given back (RWQ-LIVE-007)
     }
     this.log.info(`rwq worker on ${JSON.stringify(this.queue.prefix)} stopped: ${JSON.stringify(this.stats)}`);
     return this.stats;
@@ -443,9 +460,57 @@ export class Worker {
     await Promise.all([...this.tasks]);
   }
 
+  /** What the heartbeat registers (SPEC §21): never a lease token. */
+  private record(): Record<string, unknown> {
+    const held = [...this.held].map((j) => j.id);
+    const record: Record<string, unknown> = {
+      id: this.id, kind: "worker", host: hostname(), pid: process.pid, language: "typescript",
+      implementation: "@rwq-protocol/rwq", version: VERSION, started_ms: this.startedMs, ttl_ms: this.heartbeatTtlMs,
+      concurrency: this.concurrency, in_hand: held.length, items: held.slice(0, MAX_RECORD_ITEMS),
+      completed: this.stats.completed, failed: this.stats.failed, released: this.stats.released, lost: this.stats.lost,
+    };
+    const items = record.items as string[];
+    while (items.length > 0 && Buffer.byteLength(JSON.stringify(record)) > MAX_WORKER_RECORD_BYTES) items.pop();
+    return record;
+  }
+
+  /** One heartbeat (two the first time, so that the record carries its server time); a failure
+   * is logged, and the next interval tries again. */
+  private async beat(): Promise<void> {
+    try {
+      for (;;) {
+        const b = await this.queue.workerBeat(this.id, this.heartbeatTtlMs, this.record());
+        if (this.startedMs !== null) return;
+        this.startedMs = b.nowMs;
+      }
+    } catch (err) {
+      this.log.warn(`rwq: heartbeat of worker ${this.id} failed: ${String(err)}`);
+    }
+  }
+
+  private async leave(): Promise<void> {
+    if (this.heartbeatMs === null) return;
+    try {
+      await this.queue.workerLeave(this.id);
+    } catch (err) {
+      this.log.warn(`rwq: worker ${this.id} could not leave: ${String(err)}`);
+    }
+  }
+
+  /** Renews held leases every renewIntervalMs and, with the heartbeat on, beats at once and then
+   * every heartbeatMs (RWQ-LIVE-001). */
   private async renewer(): Promise<void> {
+    let renewAt = Date.now() + this.renewIntervalMs;
+    let beatAt = Date.now();
     while (!this.halting.signal.aborted) {
-      await sleep(this.renewIntervalMs, this.halting.signal);
+      if (this.heartbeatMs !== null && Date.now() >= beatAt) {
+        beatAt = Date.now() + this.heartbeatMs;
+        await this.beat();
+      }
+      const wake = this.heartbeatMs === null ? renewAt : Math.min(renewAt, beatAt);
+      await sleep(Math.max(wake - Date.now(), 0), this.halting.signal);
+      if (Date.now() < renewAt) continue;
+      renewAt = Date.now() + this.renewIntervalMs;
       const jobs = [...this.held].filter((j) => j.running && !j.signal.aborted);
       if (jobs.length === 0 || this.halting.signal.aborted) continue;
       try {

@@ -187,6 +187,29 @@ var methods = map[string]func(q Q, p P) (any, error){
 	"dead_get":             func(q Q, p P) (any, error) { return res(q.DeadItem(ctx, id(p))) },
 	"dead_requeue":         func(q Q, p P) (any, error) { return res(q.RequeueDead(ctx, idList(p))) },
 	"dead_purge":           func(q Q, p P) (any, error) { return res(q.PurgeDead(ctx, idList(p))) },
+	"worker_beat": func(q Q, p P) (any, error) {
+		b, err := q.WorkerBeat(ctx, get(p, "id", ""), ms(p, "ttl_ms"), record(p))
+		return map[string]int64{"now_ms": b.NowMs, "removed": b.Removed}, err
+	},
+	"worker_leave": func(q Q, p P) (any, error) { return q.WorkerLeave(ctx, get(p, "id", "")) },
+	"workers": func(q Q, p P) (any, error) {
+		live, err := q.Workers(ctx, num(p, "offset", 0), num(p, "count", 100))
+		out := make([]map[string]any, len(live))
+		for i, w := range live { // ids are plain strings here, not bytes values
+			out[i] = map[string]any{"id": w.ID, "record": w.Record, "deadline_ms": w.DeadlineMs}
+		}
+		return out, err
+	},
+}
+
+// record is worker_beat's record: a JSON object. Any other JSON value cannot reach the library's
+// map[string]any, as a caller's compiler would refuse it: INVALID_ARGUMENT (PROTOCOL.md section 4).
+func record(p P) map[string]any {
+	var r map[string]any
+	if err := json.Unmarshal(p["record"], &r); err != nil || r == nil {
+		panic(failure{"domain", "INVALID_ARGUMENT", "record is not a JSON object"})
+	}
+	return r
 }
 
 func release(p P) rwq.ReleaseOptions {
@@ -258,7 +281,7 @@ func dispatch(op string, a P) (any, error) {
 		}
 		slices.Sort(names)
 		return map[string]any{"protocol": 1, "implementation": map[string]string{"name": "rwq-go", "language": "go", "version": rwq.Version},
-			"profiles": []string{"core", "retry", "delay", "ack", "flat", "sharded", "legacy-lease", "declared-keys"},
+			"profiles": []string{"core", "retry", "delay", "ack", "flat", "sharded", "legacy-lease", "declared-keys", "workers"},
 			"methods":  names, "scripts": rwq.ScriptSHA1s(), "capabilities": map[string]bool{"cluster": true}}, nil
 	case "open":
 		return open(a)

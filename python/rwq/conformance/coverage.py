@@ -54,6 +54,7 @@ PATHS = (
     "shard-bell",
     "shard-composite",
     "shard-ring",
+    "live-workers",
 )
 ERRORS = (
     "INVALID_ARGUMENT",
@@ -100,6 +101,7 @@ def _arguments() -> tuple[Argument, ...]:
         ("open", "wait_timeout_ms", 1),
     ]
     found = [Argument(m, n, low, MAX_MS, True) for m, n, low in durations]
+    found.append(Argument("worker_beat", "ttl_ms", 1000, 3_600_000, True))
     for method in ("set_policy", "set_policy_if_absent"):
         found += [
             Argument(method, f"policy.{n}", 0, MAX_MS, True) for n in ("base_ms", "cap_ms", "dead_max_age_ms")
@@ -116,6 +118,8 @@ def _arguments() -> tuple[Argument, ...]:
         ("deep_clean", "chunk", 1, BATCH),
         ("dead_list", "offset", 0, 100_000_000),
         ("dead_list", "count", 1, BATCH),
+        ("workers", "offset", 0, 1_000_000),
+        ("workers", "count", 1, BATCH),
         ("open", "wait_replicas", 0, 1000),
         ("open", "shards", 1, 1024),
     ]
@@ -165,6 +169,7 @@ BATCHES = {"add_many": "items", "renew_many": "leases", "complete_many": "items"
 LEASING = {"lease", "lease_many", "complete_and_lease"}
 DEAD_SET = {"dead_list", "dead_get", "dead_requeue", "dead_purge"}
 RINGING = {"add", "add_many", "release", "release_many", "dead_requeue"}
+LIVE = {"worker_beat", "worker_leave", "workers"}
 _LOOP = re.compile(r"for i = 1, (\d+) do redis\.call\('[LR]PUSH'")
 POLICY_FIELDS = (
     "max_attempts",
@@ -341,6 +346,8 @@ def _paths(step: Step) -> set[str]:
         found.add(f"{method.replace('_', '-')}-pages")
     if method in DEAD_SET:
         found.add("dead-set")
+    if method in LIVE:
+        found.add("live-workers")
     if "shards" in step.options:
         found.add("shard-check")
         if method in ("lease", "lease_many"):

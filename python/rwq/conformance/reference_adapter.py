@@ -20,12 +20,13 @@ from redis.cluster import RedisCluster
 from .. import __version__
 from ..client import WorkQueue
 from ..errors import RwqError
+from ..protocol.live import Beat
 from ..protocol.operations import CleanReport, DeadItem, FailOutcome, FailResult, Lease, Outcome, RetryPolicy
 from ..protocol.scripts import registry
 from ..sharded import ShardedWorkQueue
 from .encoding import Json, decode_bytes, encode_bytes
 
-PROFILES = ["core", "retry", "delay", "ack", "flat", "sharded", "legacy-lease", "declared-keys"]
+PROFILES = ["core", "retry", "delay", "ack", "flat", "sharded", "legacy-lease", "declared-keys", "workers"]
 Queue = WorkQueue | ShardedWorkQueue
 """A session's queue: profile sharded's (option ``shards``) or a plain one."""
 OUTCOMES = {Outcome.DONE: "done", Outcome.GONE: "gone", Outcome.LEASE_LOST: "lease_lost"}
@@ -120,6 +121,10 @@ def _fail(result: FailResult) -> Json:
     return {"outcome": FAIL_OUTCOMES[result.outcome], "delay_ms": result.delay_ms}
 
 
+def _beat(beat: Beat) -> Json:
+    return {"now_ms": beat.now_ms, "removed": beat.removed}
+
+
 def _complete_and_lease(queue: Queue, p: dict[str, Any]) -> Json:
     outcomes, leases = queue.complete_and_lease_many(
         [_target(t) for t in p["items"]],
@@ -180,6 +185,12 @@ METHODS: dict[str, Callable[[Queue, dict[str, Any]], Json]] = {
     "dead_get": lambda q, p: _dead_json(q.dead_item(_id(p["id"]))),
     "dead_requeue": lambda q, p: q.requeue_dead([_id(item_id) for item_id in p["ids"]]),
     "dead_purge": lambda q, p: q.purge_dead([_id(item_id) for item_id in p["ids"]]),
+    "worker_beat": lambda q, p: _beat(q.worker_beat(p["id"], p["ttl_ms"], p["record"])),
+    "worker_leave": lambda q, p: q.worker_leave(p["id"]),
+    "workers": lambda q, p: [
+        {"id": w.id, "record": w.record, "deadline_ms": w.deadline_ms}
+        for w in q.workers(**_given(p, "offset", "count"))
+    ],
 }
 
 

@@ -19,6 +19,7 @@ _RETRY = ("policy", "attempts", "dead", "dead:data", "dead:info")
 _DELAY = ("delayed", "delayed:data")
 _LISTS = ("queue", "processing")
 _FLAT = ("in_flight",)
+_WORKERS = ("workers", "workers:seen")
 
 SCRIPT_KEYS: dict[str, frozenset[str]] = {
     "add": frozenset({"queue", *_ITEM, *_DELAY, "dead"}),
@@ -36,10 +37,11 @@ SCRIPT_KEYS: dict[str, frozenset[str]] = {
     "set_policy": frozenset({"queue", "policy"}),
     "shards": frozenset({"queue", "shards"}),
     "ring": frozenset(),  # its one key is the doorbell {P#bell}, outside every shard's P: (SPEC §19)
+    "heartbeat": frozenset({"queue", *_WORKERS}),
 }
 """Per canonical script: the key families ``<P>:<family>`` it may read or write (SPEC §3, §15, §16)."""
 
-FAMILIES = (*_LISTS, *_FLAT, *_ITEM, "deep_clean:*", "cleaned", *_RETRY, *_DELAY, "shards")
+FAMILIES = (*_LISTS, *_FLAT, *_ITEM, "deep_clean:*", "cleaned", *_RETRY, *_DELAY, "shards", *_WORKERS)
 """Every key family of the layout, in the order of SPEC §3: the order the rules are printed in."""
 
 
@@ -53,6 +55,13 @@ def script_commands(name: str) -> frozenset[str]:
     return frozenset(command.lower() for command in _CALL.findall(code))
 
 
+READS = frozenset(
+    {"exists", "get", "hget", "hgetall", "hmget", "llen", "lrange", "time", "type", "zcard", "zrange"}
+    | {"zrangebyscore", "zrevrange", "zscore"}
+)
+"""The commands that only read: a role that runs a script in its read modes only (``Role.reads``)
+gets these of the script's commands, and none of its writes."""
+
 CONNECTION = ("evalsha", "eval", "info")
 """What every role's client sends: scripts (EVAL after NOSCRIPT) and INFO (the server check, §11)."""
 
@@ -63,6 +72,8 @@ class Role:
 
     ``also`` says what else the role can do: an ACL tells queues apart, not scripts, so a role can
     run every script whose commands and keys it has. ``read_only`` families get ``%R~`` patterns.
+    ``reads``: scripts the role runs in their read modes only (the observer's ``heartbeat list``):
+    their keys, and only those of their commands that read (:data:`READS`).
     """
 
     name: str
@@ -72,17 +83,19 @@ class Role:
     commands: tuple[str, ...]
     key_families: tuple[str, ...] = ()
     read_only: tuple[str, ...] = ()
+    reads: tuple[str, ...] = ()
 
     def families(self) -> list[str]:
         """The key families the role's scripts and its own commands name, in SPEC order."""
-        named = set(self.key_families).union(*(SCRIPT_KEYS[s] for s in self.scripts))
+        named = set(self.key_families).union(*(SCRIPT_KEYS[s] for s in (*self.scripts, *self.reads)))
         return [family for family in FAMILIES if family in named]
 
     def all_commands(self) -> list[str]:
         """Every command the role needs: its client's, then its scripts', each group sorted."""
         own = [*CONNECTION, *self.commands]
-        run = sorted(set().union(*(script_commands(s) for s in self.scripts)) - set(own))
-        return own + run
+        run = set().union(*(script_commands(s) for s in self.scripts))
+        run |= set().union(*(script_commands(s) & READS for s in self.reads))
+        return own + sorted(run - set(own))
 
 
 ROLES: dict[str, Role] = {
@@ -99,8 +112,8 @@ ROLES: dict[str, Role] = {
         Role(
             "worker",
             "lease (blocking too), lease_many, renew, complete, complete_and_lease, release, fail, "
-            "light_clean (every worker's default cleaner, paced)",
-            "add, the dead-letter set, read the policy",
+            "light_clean (every worker's default cleaner, paced), its heartbeat (profile workers)",
+            "add, the dead-letter set, read the policy, list the live workers",
             (
                 "lease",
                 "claim",
@@ -111,6 +124,7 @@ ROLES: dict[str, Role] = {
                 "fail",
                 "light_clean",
                 "dead",
+                "heartbeat",
             ),
             ("blmove", "wait"),
             read_only=("policy",),
@@ -118,12 +132,12 @@ ROLES: dict[str, Role] = {
         Role(
             "operator",
             "counts, light_clean, deep_clean, the dead-letter set (list, get, requeue, purge), "
-            "read the policy",
+            "read the policy, list the live workers",
             "add; renew, complete, release and fail (never lease)",
-            ("counts", "light_clean", "deep_clean", "dead"),
+            ("counts", "light_clean", "deep_clean", "dead", "heartbeat"),
             ("scan", "hgetall"),
             ("policy",),
-            read_only=("policy",),
+            read_only=("policy", *_WORKERS),
         ),
         Role(
             "admin",
@@ -132,10 +146,22 @@ ROLES: dict[str, Role] = {
             ("set_policy",),
             ("script|load", "hgetall"),
         ),
+        Role(
+            "observer",
+            "counts, list the live workers (dashboards, exporters, rwq workers)",
+            "nothing",
+            ("counts",),
+            (),
+            read_only=("in_flight", "delayed", "dead", *_WORKERS),
+            reads=("heartbeat",),
+        ),
     )
 }
 """The roles of SPEC §13.1, by name."""
 
+
+READERS = frozenset({"observer"})
+"""The roles that never write: of the shard count's script they get the reads only."""
 
 RINGS = frozenset({"producer", "worker", "operator"})
 """The roles whose operations ring a sharded queue's doorbell (adds, releases and requeues of dead
@@ -204,6 +230,8 @@ def rules(role: str, prefix: str, *, read_only: bool = True, shards: int = 0) ->
     writes = role == "admin" or not read_only
     patterns.append(f"{'' if writes else '%R'}~{layout.prefixes[0]}:shards")
     extra = set(script_commands("shards"))
+    if role in READERS:
+        extra &= READS
     if role in RINGS:
         patterns.append(f"~{layout.bell.decode()}")
         extra |= script_commands("ring")

@@ -27,6 +27,7 @@ SCRIPT_NAMES = (
     "dead",
     "shards",
     "ring",
+    "heartbeat",
 )
 
 

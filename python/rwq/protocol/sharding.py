@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from typing import Any, TypeAlias, TypeVar
 
 from ..errors import InvalidArgument, InvalidType, NoPermission, ShardCountUnrecorded, ShardMismatch
+from . import live
 from . import validation as v
 from .commands import Call, Plan, RunScript
 from .operations import (
@@ -500,3 +501,26 @@ def dead_action(layout: ShardLayout, method: str, ids: Sequence[str]) -> ShardPl
     done: list[bool] = scatter(groups, (yield from _each(groups, ids, method)), len(ids))
     yield from ring(layout, sum(done) if method == "requeue_dead" else 0)
     return done
+
+
+def worker_beat(
+    layout: ShardLayout, worker: str, ttl_ms: int, record: Mapping[str, Any]
+) -> ShardPlan[live.Beat]:
+    """A sharded queue's workers register on shard 0 (SPEC §21); checked before the shard count."""
+    live.worker_id(worker)
+    v.integer(ttl_ms, "ttl_ms", live.MIN_TTL_MS, live.MAX_TTL_MS, unit=" ms")
+    live.record_json(record)
+    return (yield OnShard(0, "worker_beat", (worker, ttl_ms, record)))  # type: ignore[no-any-return]
+
+
+def worker_leave(layout: ShardLayout, worker: str) -> ShardPlan[bool]:
+    """Leave shard 0's list of live workers."""
+    live.worker_id(worker)
+    return bool((yield OnShard(0, "worker_leave", (worker,))))
+
+
+def workers(layout: ShardLayout, offset: int, count: int) -> ShardPlan[list[live.LiveWorker]]:
+    """The live workers, as shard 0 lists them."""
+    v.integer(offset, "offset", 0, live.MAX_OFFSET)
+    v.batch_size(count, "count")
+    return (yield OnShard(0, "workers", (), {"offset": offset, "count": count}))  # type: ignore[no-any-return]
