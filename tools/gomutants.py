@@ -161,7 +161,8 @@ COMPILER_ERROR = re.compile(r"^(?:\./)?([\w.-]+\.go):(\d+):")
 
 
 def _mutator_hash() -> str:
-    return pymutate._digest(*(p.read_text() for p in sorted([*GO.glob("*.go"), *gm.GO_MUTATE.glob("*.go")])))
+    sources = [*GO.glob("*.go"), GO / ADAPTER_MAIN, *gm.GO_MUTATE.glob("*.go")]
+    return pymutate._digest(*(p.read_text() for p in sorted(sources)))
 
 
 def build_schemata(
@@ -250,7 +251,13 @@ def tasks(ids: set[str], ledger: dict[str, dict[str, Any]], work: Path, max_case
     for entry, lines in gm.go_listing():
         if entry.id not in ids:
             continue
-        ordered = gm._order(lines, cover, ledger.get(entry.id, {}).get("by"), entry.function, entry.file)
+        last = ledger.get(entry.id, {}).get("by")
+        if lines or entry.function != "<package>":
+            ordered = gm._order(lines, cover, last, entry.function, entry.file)
+        else:  # read only outside the package (the adapter's defaults): every case, its file's first
+            ordered = gm._order(
+                ("*",), {**cover, "lines": {"*": list(cover["ms"])}}, last, entry.function, entry.file
+            )
         named = verdicts.get(entry.id, {}).get("killed_by")
         if named:  # the case written for it runs first (and runs even if coverage missed it)
             ordered = [named, *(label for label in ordered if label != named)]
