@@ -252,12 +252,12 @@ def tasks(ids: set[str], ledger: dict[str, dict[str, Any]], work: Path, max_case
         if entry.id not in ids:
             continue
         last = ledger.get(entry.id, {}).get("by")
-        if lines or entry.function != "<package>":
-            ordered = gm._order(lines, cover, last, entry.function, entry.file)
-        else:  # read only outside the package (the adapter's defaults): every case, its file's first
-            ordered = gm._order(
-                ("*",), {**cover, "lines": {"*": list(cover["ms"])}}, last, entry.function, entry.file
-            )
+        ordered = gm._order(lines, cover, last, entry.function, entry.file)
+        if not ordered and entry.function == "<package>":
+            # read by no line the suite runs (the adapter's defaults, read in its main): every
+            # case, its file's group first
+            every = {**cover, "lines": {"*": list(cover["ms"])}}
+            ordered = gm._order(("*",), every, last, entry.function, entry.file)
         named = verdicts.get(entry.id, {}).get("killed_by")
         if named:  # the case written for it runs first (and runs even if coverage missed it)
             ordered = [named, *(label for label in ordered if label != named)]
