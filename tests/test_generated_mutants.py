@@ -8,6 +8,9 @@ from __future__ import annotations
 
 import ast
 import json
+import os
+import shutil
+import subprocess
 import sys
 from pathlib import Path
 
@@ -17,6 +20,7 @@ from rwq.conformance import data
 
 sys.path.insert(0, str(data.REPO / "tools"))
 import generated_mutants
+import gomutants
 import pymutate
 
 
@@ -63,3 +67,41 @@ def test_an_unjudged_survivor_and_a_stale_ledger_are_reported(
     found = generated_mutants.problems(("py",))
     assert f"{killed['id']}: survived without a verdict" in "\n".join(found)
     assert "py/validation.py/gone/num/00000000: in the ledger but no longer generated" in found
+
+
+TINY = {
+    "go.mod": "module example.com/tiny\n\ngo 1.21\n",
+    "tiny.go": 'package tiny\n\nimport "strings"\n\nfunc Limit() int { return 10 }\n\n'
+    'func Word() string { return strings.Repeat("ab", 2) }\n',
+    "cmd/tiny/main.go": 'package main\n\nimport (\n\t"fmt"\n\n\t"example.com/tiny"\n)\n\n'
+    "func main() { fmt.Println(tiny.Limit(), tiny.Word()) }\n",
+}
+
+
+@pytest.mark.skipif(shutil.which("go") is None, reason="needs the Go toolchain")
+def test_go_schemata_switch_mutants_by_environment_and_drop_those_that_do_not_compile(
+    tmp_path: Path,
+) -> None:
+    src = tmp_path / "tiny"
+    for name, text in TINY.items():
+        (src / name).parent.mkdir(parents=True, exist_ok=True)
+        (src / name).write_text(text)
+    listed = [json.loads(line) for line in generated_mutants.gomutate("list", str(src)).splitlines()]
+    by_change = {(m["function"], m["operator"], m["mutated"]): m["id"] for m in listed}
+    program = tmp_path / "tiny-program"
+    switched, stillborn = gomutants.build_schemata(
+        src, program, set(), package="example.com/tiny", main="./cmd/tiny"
+    )
+    # dropping or swapping an argument of strings.Repeat does not compile: only those copies
+    assert stillborn == {m["id"] for m in listed if m["operator"] in ("arg-drop", "arg-swap")}
+    assert set(switched) == {m["id"] for m in listed} - stillborn
+
+    def run(mutant: str | None) -> str:
+        number = str(switched[mutant]) if mutant else ""
+        env = {**os.environ, gomutants.SCHEMATA_ENV: number}
+        return subprocess.run([str(program)], env=env, capture_output=True, text=True, check=True).stdout
+
+    assert run(None) == "10 abab\n"
+    assert run(by_change["Limit", "num", "11"]) == "11 abab\n"
+    assert run(by_change["Word", "num", "3"]) == "10 ababab\n"
+    assert (src / ".orig" / "tiny.go").read_text() == TINY["tiny.go"]

@@ -5,8 +5,9 @@ Python mutants come from ``tools/pymutate.py``, Go mutants from ``tools/gomutate
 mutators; conformance/README.md says why). Fast mode: the suite runs once with the reference
 adapter under coverage.py, one dynamic context per case, plain and with ``--declared-keys``; then
 each Python mutant runs only the cases that cover its line, the case that killed it last time
-first, and stops at its first failing case. A Go mutant runs the whole deterministic suite, its
-last killer first, and stops at its first failure too. The runner is driven in-process so that
+first, and stops at its first failing case. Go mutants are selected the same way, by the
+per-case coverage of the Go adapter, and run in one adapter built with all of them (mutant
+schemata, tools/gomutants.py). The runner is driven in-process so that
 one Redis serves every run of a worker.
 
     python tools/generated_mutants.py [--lang py|go ...] [--incremental] [--jobs N] [--only ID ...]
@@ -367,7 +368,8 @@ class Task:
     covering: int = 0
     """How many cases cover the mutant (``plain`` and ``declared`` may be capped below it)."""
     build: tuple[str, ...] = ()
-    """For a Go mutant: build its adapter first (``adapter`` is then that binary)."""
+    """For a Go mutant at package level: build its adapter first (``adapter`` is then that binary);
+    ``("stillborn",)`` for one whose copy in the schemata did not compile."""
 
 
 def run_task(task: Task, work: str) -> dict[str, Any]:
@@ -380,7 +382,8 @@ def run_task(task: Task, work: str) -> dict[str, Any]:
     if task.build:
         import gomutants  # noqa: PLC0415
 
-        adapter = gomutants.prepare(task.id, Path(work))
+        stillborn = task.build[0] == "stillborn"  # its copy in the schemata did not compile
+        adapter = None if stillborn else gomutants.prepare(task.id, Path(work))
         if adapter is None:
             result.update(result="stillborn", seconds=round(time.monotonic() - started, 1))
             return result
@@ -408,11 +411,16 @@ def run_task(task: Task, work: str) -> dict[str, Any]:
 # -- the runs ----------------------------------------------------------------------------------------
 GROUP_WORDS = {
     "validation": "validation",
+    "validate": "validation",
     "declared": "declared",
     "sharding": "sharded",
     "sharded": "sharded",
+    "ack": "ack",
+    "clean": "clean",
+    "retry": "retry",
 }
-"""A source file's name -> the word its cases carry in their ids (validation.py: validation/...)."""
+"""A source file's name -> the word its cases carry in their ids (validation.py: validation/...;
+go/ack.go: ack/..., whose constants every call reads but only the ack cases use)."""
 
 
 def _order(

@@ -3,18 +3,27 @@
 Selection is by per-case coverage, as for Python: the adapter is built once with ``go build
 -cover`` in a copy of ``go/`` whose adapter main gets a hook that writes the coverage counters of
 each request into a directory named after the case the runner is running; ``go tool covdata
-textfmt`` turns each directory into the lines that case ran. A mutant is applied to its own copy
-of ``go/`` (one per worker, the working tree is never touched) and built there; a mutant that does
-not compile is ``stillborn`` (no program to test).
+textfmt`` turns each directory into the lines that case ran.
+
+Mutant schemata: every mutant inside a function is compiled into ONE adapter (``gomutate
+schemata``: a mutated copy of its function per mutant, switched at run time by
+``$RWQ_GENMUT_ID``), built once in a copy of ``go/`` (the working tree is never touched) with
+``-gcflags=-e``; the compiler's errors fall in the copies of the mutants that do not compile, which
+are ``stillborn`` (no program to test), dropped, and the schemata built again without them. A
+mutant at package level (a constant, a variable's initialiser) cannot be switched: it is applied to
+its own copy of ``go/`` (one per worker) and built there.
 """
 
 from __future__ import annotations
 
 import json
 import os
+import re
+import shlex
 import shutil
 import subprocess
 import sys
+import time
 from pathlib import Path
 from typing import Any
 
@@ -61,9 +70,11 @@ def _copy(dest: Path) -> Path:
     return dest
 
 
-def _build(src: Path, out: Path, *flags: str) -> subprocess.CompletedProcess[str]:
+def _build(
+    src: Path, out: Path, *flags: str, main: str = "./cmd/rwq-conformance-adapter"
+) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        ["go", "build", *flags, "-o", str(out), "./cmd/rwq-conformance-adapter"],
+        ["go", "build", *flags, "-o", str(out), main],
         cwd=src,
         capture_output=True,
         text=True,
@@ -143,16 +154,121 @@ def coverage_map(work: Path) -> dict[str, Any]:
     return result
 
 
+SCHEMATA_ENV = "RWQ_GENMUT_ID"
+"""The environment variable that selects the mutant a schemata adapter runs (its number)."""
+PACKAGE = "github.com/rwq-protocol/rwq/go"
+COMPILER_ERROR = re.compile(r"^(?:\./)?([\w.-]+\.go):(\d+):")
+
+
+def _mutator_hash() -> str:
+    sources = [*GO.glob("*.go"), GO / ADAPTER_MAIN, *gm.GO_MUTATE.glob("*.go")]
+    return pymutate._digest(*(p.read_text() for p in sorted(sources)))
+
+
+def build_schemata(
+    src: Path,
+    adapter: Path,
+    excluded: set[str],
+    package: str = PACKAGE,
+    main: str = "./cmd/rwq-conformance-adapter",
+) -> tuple[dict[str, int], set[str]]:
+    """Build the program ``main`` of the module copied in ``src``, with the mutant schemata of its
+    root ``package``, into ``adapter``, leaving out the mutants ``excluded``: ``({id: number},
+    stillborn ids)``. The package's files are rewritten from their originals, kept aside in
+    ``src/.orig``."""
+    orig = src / ".orig"
+    if not orig.exists():
+        orig.mkdir()
+        for path in src.glob("*.go"):
+            shutil.copyfile(path, orig / path.name)
+    stillborn: set[str] = set()
+    for _ in range(6):
+        (src / ".excluded").write_text("\n".join(sorted(excluded | stillborn)) + "\n")
+        listing = gm.gomutate("schemata", str(orig), str(src), str(src / ".excluded"))
+        copies = [json.loads(line) for line in listing.splitlines()]
+        built = _build(src, adapter, f"-gcflags={package}=-e", main=main)
+        if built.returncode == 0:
+            return {copy["id"]: copy["n"] for copy in copies}, stillborn
+        found = set()
+        for line in built.stderr.splitlines():
+            where = COMPILER_ERROR.match(line)
+            if not where:
+                continue
+            name, number = where.group(1), int(where.group(2))
+            owner = [c["id"] for c in copies if c["file"] == name and c["start"] <= number <= c["end"]]
+            if not owner:
+                raise SystemExit(f"a schemata build error outside every mutant's copy: {line}")
+            found.update(owner)
+        if not found:
+            raise SystemExit(f"cannot build the Go schemata adapter: {built.stderr[-2000:]}")
+        stillborn |= found
+    raise SystemExit("the Go schemata adapter still does not build after 6 rounds")
+
+
+def schemata(work: Path) -> dict[str, Any]:
+    """The Go client's mutant schemata, built once and cached on the sources: ``{"adapter",
+    "switched": {id: number}, "stillborn": [ids], "seconds"}``."""
+    key = _mutator_hash()
+    cache = work / "go-schemata.json"
+    if cache.exists():
+        cached: dict[str, Any] = json.loads(cache.read_text())
+        if cached.get("key") == key and Path(cached["adapter"]).exists():
+            return cached
+    started = time.monotonic()
+    src = work / "go-schemata-src"
+    shutil.rmtree(src, ignore_errors=True)
+    _copy(src)
+    skipped = {json.loads(line)["id"] for line in gm.gomutate("list", str(GO)).splitlines()}
+    skipped = {key for key in skipped if "/".join(key.split("/")[:2]) in gm.GO_SKIPPED}
+    adapter = work / "go-schemata-adapter"
+    switched, stillborn = build_schemata(src, adapter, skipped)
+    result = {
+        "key": key,
+        "adapter": str(adapter),
+        "switched": switched,
+        "stillborn": sorted(stillborn),
+        "seconds": round(time.monotonic() - started, 1),
+    }
+    print(
+        f"Go schemata: {len(switched)} mutants in one adapter, {len(stillborn)} stillborn, "
+        f"built in {result['seconds']} s",
+        flush=True,
+    )
+    cache.write_text(json.dumps(result))
+    return result
+
+
 def tasks(ids: set[str], ledger: dict[str, dict[str, Any]], work: Path, max_cases: int) -> list[gm.Task]:
+    """The tasks of the Go mutants ``ids``: a switched mutant runs the schemata adapter with its
+    number; a stillborn one runs nothing; one at package level is built on its own first."""
     if not ids:
         return []
     cover = coverage_map(work)
+    built = schemata(work)
+    stillborn = set(built["stillborn"])
+    verdicts = gm.load_verdicts()
     found = []
     for entry, lines in gm.go_listing():
         if entry.id not in ids:
             continue
-        ordered = gm._order(lines, cover, ledger.get(entry.id, {}).get("by"), entry.function, entry.file)
-        found.append(gm.capped(entry.id, "", ordered, max_cases, build=("go", entry.id)))
+        last = ledger.get(entry.id, {}).get("by")
+        ordered = gm._order(lines, cover, last, entry.function, entry.file)
+        if not ordered and entry.function == "<package>":
+            # read by no line the suite runs (the adapter's defaults, read in its main): every
+            # case, its file's group first
+            every = {**cover, "lines": {"*": list(cover["ms"])}}
+            ordered = gm._order(("*",), every, last, entry.function, entry.file)
+        named = verdicts.get(entry.id, {}).get("killed_by")
+        if named:  # the case written for it runs first (and runs even if coverage missed it)
+            ordered = [named, *(label for label in ordered if label != named)]
+        if entry.id in stillborn:
+            found.append(gm.capped(entry.id, "", ordered, max_cases, build=("stillborn",)))
+        elif entry.id in built["switched"]:
+            number = built["switched"][entry.id]
+            adapter = f"env {SCHEMATA_ENV}={number} {shlex.quote(built['adapter'])}"
+            found.append(gm.capped(entry.id, adapter, ordered, max_cases))
+        else:
+            found.append(gm.capped(entry.id, "", ordered, max_cases, build=("go", entry.id)))
     return found
 
 

@@ -4,6 +4,16 @@
 //
 //	gomutate list SRC_DIR            # one JSON object per mutant, one a line
 //	gomutate apply SRC_DIR ID DEST   # write the mutated file of mutant ID into directory DEST
+//	gomutate schemata SRC_DIR DEST [EXCLUDED]
+//
+// schemata writes every mutant inside a function into ONE copy of the package (mutant schemata),
+// in directory DEST: for each such mutant, a copy of its enclosing function with the mutation
+// applied, named genmut<N>_<name>, is appended to the file, and the original function begins with
+// a switch on genmutActive (read once from $RWQ_GENMUT_ID) that calls the copy of mutant N. The
+// lines of the original code do not move (the switch sits on the line of the body's brace).
+// Mutants at package level and those listed in the file EXCLUDED (one id a line: copies that did
+// not compile) are left out. It prints one JSON object a line: {"id", "n", "file", "start", "end"},
+// the lines of each copy in its written file.
 package main
 
 import (
@@ -395,9 +405,174 @@ func (p pkg) mutants(name string) ([]mutant, []*site) {
 	return out, sites
 }
 
+// switched is one mutant compiled into the schemata: its number and the lines of its copy.
+type switched struct {
+	ID    string `json:"id"`
+	N     int    `json:"n"`
+	File  string `json:"file"`
+	Start int    `json:"start"`
+	End   int    `json:"end"`
+}
+
+type edit struct {
+	offset, drop int
+	insert       string
+}
+
+const activeFile = `package %s
+
+import (
+	"os"
+	"strconv"
+)
+
+// genmutActive is the generated mutant this process runs (tools/gomutate schemata), 0 for none.
+var genmutActive = func() int {
+	n, _ := strconv.Atoi(os.Getenv("RWQ_GENMUT_ID"))
+	return n
+}()
+`
+
+// dispatch names the unnamed or blank parameters of decl (edits of the original text) and
+// returns the call of the copy named copyName: "recv.copyName[T](a, b...)".
+func dispatch(fset *token.FileSet, decl *ast.FuncDecl, copyName string, edits *[]edit, first bool) string {
+	fixed := map[*ast.Field]bool{}
+	if !first { // the parameters are named already
+		for _, field := range append(append([]*ast.Field{}, decl.Type.Params.List...), recvFields(decl)...) {
+			fixed[field] = true
+		}
+	}
+	name := func(field *ast.Field, i int) []string {
+		if len(field.Names) == 0 {
+			if !fixed[field] {
+				*edits = append(*edits, edit{fset.Position(field.Type.Pos()).Offset, 0, fmt.Sprintf("genmutP%d ", i)})
+				fixed[field] = true
+			}
+			return []string{fmt.Sprintf("genmutP%d", i)}
+		}
+		var names []string
+		for j, ident := range field.Names {
+			if ident.Name == "_" {
+				n := fmt.Sprintf("genmutP%d_%d", i, j)
+				if !fixed[field] {
+					*edits = append(*edits, edit{fset.Position(ident.Pos()).Offset, 1, n})
+				}
+				names = append(names, n)
+			} else {
+				names = append(names, ident.Name)
+			}
+		}
+		fixed[field] = true
+		return names
+	}
+	call := copyName
+	if decl.Recv != nil && len(decl.Recv.List) > 0 {
+		call = name(decl.Recv.List[0], 1000)[0] + "." + copyName
+	}
+	if decl.Type.TypeParams != nil {
+		var params []string
+		for _, field := range decl.Type.TypeParams.List {
+			for _, ident := range field.Names {
+				params = append(params, ident.Name)
+			}
+		}
+		call += "[" + strings.Join(params, ", ") + "]"
+	}
+	var args []string
+	for i, field := range decl.Type.Params.List {
+		names := name(field, i)
+		if _, variadic := field.Type.(*ast.Ellipsis); variadic {
+			names[len(names)-1] += "..."
+		}
+		args = append(args, names...)
+	}
+	return call + "(" + strings.Join(args, ", ") + ")"
+}
+
+func recvFields(decl *ast.FuncDecl) []*ast.Field {
+	if decl.Recv == nil {
+		return nil
+	}
+	return decl.Recv.List
+}
+
+func (p pkg) schemata(dest string, excluded map[string]bool, out *json.Encoder) error {
+	if len(p.names) == 0 {
+		return fmt.Errorf("no Go file to mutate")
+	}
+	active := fmt.Sprintf(activeFile, p.files[p.names[0]].Name.Name)
+	if err := os.WriteFile(filepath.Join(dest, "genmut_active.go"), []byte(active), 0o644); err != nil {
+		return err
+	}
+	n := 0
+	for _, name := range p.names {
+		mutants, sites := p.mutants(name)
+		source, err := os.ReadFile(p.fset.File(p.files[name].Pos()).Name())
+		if err != nil {
+			return err
+		}
+		var edits []edit
+		var copies bytes.Buffer
+		line := bytes.Count(source, []byte("\n")) + 1
+		if !bytes.HasSuffix(source, []byte("\n")) {
+			copies.WriteString("\n")
+			line++
+		}
+		cases := map[*ast.FuncDecl][]string{}
+		var order []*ast.FuncDecl
+		for i, m := range mutants {
+			decl, ok := sites[i].scope.(*ast.FuncDecl)
+			if !ok || excluded[m.ID] {
+				continue
+			}
+			n++
+			copyName := fmt.Sprintf("genmut%d_%s", n, decl.Name.Name)
+			original := decl.Name.Name
+			decl.Name.Name = copyName
+			sites[i].apply()
+			var buf bytes.Buffer
+			err := printer.Fprint(&buf, p.fset, decl)
+			sites[i].revert()
+			decl.Name.Name = original
+			if err != nil {
+				return err
+			}
+			buf.WriteString("\n\n")
+			start := line
+			line += bytes.Count(buf.Bytes(), []byte("\n"))
+			copies.Write(buf.Bytes())
+			_ = out.Encode(switched{m.ID, n, name, start, line - 1})
+			call := dispatch(p.fset, decl, copyName, &edits, cases[decl] == nil)
+			if decl.Type.Results != nil && len(decl.Type.Results.List) > 0 {
+				call = "return " + call
+			} else {
+				call += "; return"
+			}
+			if cases[decl] == nil {
+				order = append(order, decl)
+			}
+			cases[decl] = append(cases[decl], fmt.Sprintf("case %d: %s", n, call))
+		}
+		for _, decl := range order {
+			brace := p.fset.Position(decl.Body.Lbrace).Offset + 1
+			edits = append(edits, edit{brace, 0, " switch genmutActive { " + strings.Join(cases[decl], "; ") + " };"})
+		}
+		sort.SliceStable(edits, func(a, b int) bool { return edits[a].offset > edits[b].offset })
+		text := append([]byte{}, source...)
+		for _, e := range edits {
+			text = append(text[:e.offset], append([]byte(e.insert), text[e.offset+e.drop:]...)...)
+		}
+		text = append(text, copies.Bytes()...)
+		if err := os.WriteFile(filepath.Join(dest, name), text, 0o644); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 func main() {
 	if len(os.Args) < 3 {
-		fmt.Fprintln(os.Stderr, "usage: gomutate list SRC_DIR | gomutate apply SRC_DIR ID DEST")
+		fmt.Fprintln(os.Stderr, "usage: gomutate list SRC_DIR | gomutate apply SRC_DIR ID DEST | gomutate schemata SRC_DIR DEST [EXCLUDED]")
 		os.Exit(2)
 	}
 	p := load(os.Args[2])
@@ -436,6 +611,24 @@ func main() {
 		}
 		fmt.Fprintln(os.Stderr, "no generated mutant", id)
 		os.Exit(1)
+	case "schemata":
+		excluded := map[string]bool{}
+		if len(os.Args) > 4 {
+			listed, err := os.ReadFile(os.Args[4])
+			if err != nil {
+				fmt.Fprintln(os.Stderr, err)
+				os.Exit(1)
+			}
+			for _, id := range strings.Fields(string(listed)) {
+				excluded[id] = true
+			}
+		}
+		enc := json.NewEncoder(os.Stdout)
+		enc.SetEscapeHTML(false)
+		if err := p.schemata(os.Args[3], excluded, enc); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			os.Exit(1)
+		}
 	default:
 		os.Exit(2)
 	}

@@ -222,6 +222,17 @@ func policy(p P) *rwq.RetryPolicy { return num(p, "policy", (*rwq.RetryPolicy)(n
 // replies with it. Kind protocol: a request not understood; unsupported; internal: a bug.
 type failure struct{ Kind, Code, Message string }
 
+// sentinels is each code's sentinel: an error of that code must match it with errors.Is.
+var sentinels = map[rwq.Code]error{
+	rwq.CodeInvalidArgument:   rwq.ErrInvalidArgument,
+	rwq.CodeLeaseLost:         rwq.ErrLeaseLost,
+	rwq.CodeUnsupportedServer: rwq.ErrUnsupportedServer,
+	rwq.CodeRedisError:        rwq.ErrRedis,
+	rwq.CodeWrongType:         rwq.ErrWrongType,
+	rwq.CodeNotReplicated:     rwq.ErrNotReplicated,
+	rwq.CodeShardMismatch:     rwq.ErrShardMismatch,
+}
+
 func badRequest(msg string) failure { return failure{"protocol", "BAD_REQUEST", msg} }
 
 var (
@@ -336,6 +347,9 @@ func handle(line []byte) (op string, reply map[string]any) {
 		reply["ok"] = result
 	} else if errors.As(err, &domain) {
 		reply["err"] = map[string]string{"kind": "domain", "code": string(domain.Code), "message": err.Error()}
+		if !errors.Is(err, sentinels[domain.Code]) { // the package's promise: errors.Is with the code's sentinel
+			panic(failure{"internal", "INTERNAL", fmt.Sprintf("errors.Is(err, the sentinel of %s) is false: %v", domain.Code, err)})
+		}
 	} else {
 		panic(err)
 	}
