@@ -16,6 +16,8 @@ func TestDeadItemReadsInfoLeniently(t *testing.T) {
 		{`{"attempts":"3"}`, "", 0, ""},
 		{`{"reason":5,"attempts":1.5,"detail":null}`, "", 0, ""},
 		{"{\"reason\":\"\xff\",\"attempts\":2}", "\ufffd", 2, ""},
+		{`{"reason":"r","attempts":-2,"detail":["d"]}`, "r", 0, ""},
+		{`null`, "", 0, ""},
 		{`not json`, "", 0, ""},
 		{`[1, 2]`, "", 0, ""},
 	}

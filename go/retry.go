@@ -310,9 +310,9 @@ func deadItem(raw any) (DeadItem, error) {
 	if !ok || len(e) < 3 {
 		return DeadItem{}, unexpected("dead", raw)
 	}
-	// Info written by any client is read leniently, field by field, as the reference reads it: a
-	// field of another JSON type, or info that is not a JSON object, reads as empty, never as an
-	// error that would hide every other dead item (RWQ-RETRY-009).
+	// Info written by any client is read field by field (RWQ-RETRY-009): a field of another JSON
+	// type, attempts that are not a whole number from 0, or info that is not a JSON object read as
+	// empty, never as an error that would hide every other dead item.
 	var info map[string]any
 	if json.Unmarshal([]byte(toStr(e[2])), &info) != nil {
 		info = nil
@@ -320,7 +320,7 @@ func deadItem(raw any) (DeadItem, error) {
 	reason, _ := info["reason"].(string)
 	detail, _ := info["detail"].(string)
 	attempts, _ := info["attempts"].(float64)
-	if attempts != float64(int64(attempts)) {
+	if attempts < 0 || attempts != float64(int64(attempts)) {
 		attempts = 0
 	}
 	item := DeadItem{ID: toStr(e[0]), DeadAtMs: toInt(e[1]), Reason: reason, Attempts: int64(attempts), Detail: detail}

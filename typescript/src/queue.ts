@@ -818,18 +818,22 @@ function storedInt(s: string | undefined): number {
 
 function deadItem(raw: Reply): DeadItem {
   if (!Array.isArray(raw) || raw.length < 3) throw unexpected("dead", raw);
-  let info: { reason?: string; attempts?: number; detail?: string };
+  // Info written by any client is read field by field, never as an error that would hide the
+  // dead set (RWQ-RETRY-009): not a JSON object reads as {}, a field of another type as empty.
+  let info: Record<string, unknown> = {};
   try {
-    info = JSON.parse(toBuf(raw[2]).toString("utf8")) as typeof info;
+    const parsed: unknown = JSON.parse(toBuf(raw[2]).toString("utf8"));
+    if (parsed !== null && typeof parsed === "object" && !Array.isArray(parsed)) info = parsed as Record<string, unknown>;
   } catch {
-    throw new RedisError("malformed dead item info");
+    // not JSON: every field reads as empty
   }
+  const { reason, attempts, detail } = info;
   const item: DeadItem = {
     id: decodeId(toBuf(raw[0])),
     deadAtMs: toInt(raw[1]),
-    reason: typeof info.reason === "string" ? info.reason : "",
-    attempts: typeof info.attempts === "number" ? info.attempts : 0,
-    detail: typeof info.detail === "string" ? info.detail : "",
+    reason: typeof reason === "string" ? reason : "",
+    attempts: Number.isSafeInteger(attempts) && (attempts as number) >= 0 ? (attempts as number) : 0,
+    detail: typeof detail === "string" ? detail : "",
   };
   if (raw.length > 3) item.data = toBuf(raw[3]);
   return item;

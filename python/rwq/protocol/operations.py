@@ -654,22 +654,23 @@ def fail(
 
 
 def _dead_item(raw: Sequence[Any]) -> DeadItem:
-    """A dead item as the dead script reports it; info written by any client is read leniently."""
+    """A dead item as the dead script reports it; info written by any client is read field by
+    field (RWQ-RETRY-009)."""
     try:
         info = json.loads(raw[2].decode("utf-8", "replace"))
     except ValueError:
         info = {}
     if not isinstance(info, dict):
         info = {}
-    attempts = info.get("attempts")
-    data = raw[3] if len(raw) > 3 else None
+    reason, attempts, detail = info.get("reason"), info.get("attempts"), info.get("detail")
+    whole = isinstance(attempts, int) and not isinstance(attempts, bool) and attempts >= 0
     return DeadItem(
         v.decode_id(raw[0]),
         int(raw[1]),
-        str(info.get("reason", "")),
-        attempts if isinstance(attempts, int) else 0,
-        data,
-        str(info.get("detail", "")),
+        reason if isinstance(reason, str) else "",
+        attempts if whole else 0,
+        raw[3] if len(raw) > 3 else None,
+        detail if isinstance(detail, str) else "",
     )
 
 
