@@ -663,12 +663,13 @@ def _dead_item(raw: Sequence[Any]) -> DeadItem:
     if not isinstance(info, dict):
         info = {}
     reason, attempts, detail = info.get("reason"), info.get("attempts"), info.get("detail")
-    whole = isinstance(attempts, int) and not isinstance(attempts, bool) and attempts >= 0
+    if not isinstance(attempts, int) or isinstance(attempts, bool) or attempts < 0:
+        attempts = 0
     return DeadItem(
         v.decode_id(raw[0]),
         int(raw[1]),
         reason if isinstance(reason, str) else "",
-        attempts if whole else 0,
+        attempts,
         raw[3] if len(raw) > 3 else None,
         detail if isinstance(detail, str) else "",
     )
