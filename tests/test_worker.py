@@ -164,7 +164,7 @@ def test_renewal_keeps_a_job_longer_than_its_lease_owned(
     worker = Worker(
         queue,
         handle,
-        lease_ms=500,  # five renewals per lease time: one late renewal still keeps it
+        lease_ms=1000,  # ten renewals per lease time: a renewal late by most of a second keeps it
         renew_interval_ms=100,
         poll_timeout_ms=200,
     )
