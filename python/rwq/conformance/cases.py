@@ -42,6 +42,10 @@ class SessionSpec:
     empty_prefix: bool = False
     """The prefix is the empty string, which every client must refuse (RWQ-KEYS-011); needs
     ``refusable``."""
+    literal_prefix: str | None = None
+    """The prefix is this string, not under the case's namespace: prefixes no namespace can form
+    (one byte, 512 bytes, a first segment such as ``item``); the runner deletes its keys after
+    the case. Needs ``managed-redis`` and ``standalone``."""
 
 
 @dataclass(frozen=True)
@@ -175,6 +179,11 @@ def lint(case: Case) -> list[str]:
     for spec in case.sessions.values():
         if spec.empty_prefix and not (spec.refusable and "managed-redis" in case.needs):
             problems.append(f"session {spec.name!r}: empty_prefix needs refusable and 'managed-redis'")
+        if spec.literal_prefix is not None and not {"managed-redis", "standalone"} <= set(case.needs):
+            problems.append(f"session {spec.name!r}: literal_prefix needs 'managed-redis' and 'standalone'")
+        mixed = spec.queue or spec.untagged or spec.as_shard or spec.empty_prefix
+        if spec.literal_prefix is not None and mixed:
+            problems.append(f"session {spec.name!r}: literal_prefix is the whole prefix")
         if spec.proxied and not (spec.own_process and "managed-redis" in case.needs):
             problems.append(f"session {spec.name!r}: proxied needs own_process and 'managed-redis' in needs")
     return problems

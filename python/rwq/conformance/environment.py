@@ -190,6 +190,20 @@ class RedisEnvironment:
         for start in range(0, len(keys), 500):
             self.client.execute_command("DEL", *keys[start : start + 500])
 
+    def drop_prefix(self, prefix: str) -> None:
+        """Delete every key of the queue at ``prefix`` (a case's literal prefix, managed Redis)."""
+        keys: list[bytes] = []
+        cursor = b"0"
+        while True:
+            cursor, batch = self.client.execute_command(
+                "SCAN", cursor, "MATCH", glob_escape(prefix) + ":*", "COUNT", 1000
+            )
+            keys += batch
+            if cursor == b"0":
+                break
+        for start in range(0, len(keys), 500):
+            self.client.execute_command("DEL", *keys[start : start + 500])
+
     # -- time ----------------------------------------------------------------------------
     def server_ms(self) -> int:
         """The data server's clock (TIME), in ms."""

@@ -181,6 +181,8 @@ class CaseContext:
                 prefix = f"{{{bare}#{spec.as_shard}}}" + (f":{spec.queue}" if spec.queue else "")
             if spec.empty_prefix:
                 prefix = ""
+            if spec.literal_prefix is not None:
+                prefix = spec.literal_prefix
             self.sessions[spec.name] = Session(spec, prefix, f"rwqc-{token}-{spec.name}")
 
     @property
@@ -275,6 +277,9 @@ class CaseContext:
                         process.broken = True
         with contextlib.suppress(RedisError):
             self.env.drop_namespace(self.ns)
+            for session in self.sessions.values():
+                if session.spec.literal_prefix is not None:
+                    self.env.drop_prefix(session.spec.literal_prefix)
 
 
 Verb = Callable[[CaseContext, dict[str, Any]], None]
