@@ -4,7 +4,6 @@ that decide which implementation hosts each ``impl: any`` session."""
 
 from __future__ import annotations
 
-import contextlib
 import dataclasses
 import itertools
 import sys
@@ -195,8 +194,10 @@ class AdapterPool:
         parked = self._parked.setdefault((impl, proxy is not None), [])
         reusable = process.idle and len(parked) < MAX_PARKED
         if reusable:
-            with contextlib.suppress(AdapterFailure):
+            try:
                 reusable = process.request("reset").ok
+            except AdapterFailure:
+                reusable = False
         if not reusable:
             self.retire(process)
             return False
