@@ -296,9 +296,18 @@ def test_external_redis_is_not_traced(tmp_path: Path, redis_server: RedisServer)
     assert report["environment"]["wire_checks"] is False
 
 
-def declared_feed(table: CommandTable, lines: list[Seen]) -> list[Violation]:
+def declared_feed(
+    table: CommandTable, lines: list[Seen], queued: list[bytes] | None = None
+) -> list[Violation]:
+    """The violations of a declared session's ``lines``, after the runner queued ``queued`` (by
+    default every id the lines' triples name, so that a window could hold them)."""
+    if queued is None:
+        queued = [
+            arg[len(P + b"item:") :] for line in lines for arg in line.args if arg.startswith(P + b"item:")
+        ]
+    lines = [cmd(RUNNER, "LPUSH", P + b"queue", *queued), *lines] if queued else lines
     parties = {"rwqc-0123-s": Party("session 's' (subject)", P, checked=True, declared=True)}
-    names = {SUBJECT: "rwqc-0123-s"}
+    names = {SUBJECT: "rwqc-0123-s", RUNNER: "rwqc-runner"}
     checker = Checker(parties, namespace=NS, cached=set(ALL_CACHED), names=names, table=table, marker=MARKER)
     for line in lines:
         checker.feed(line)
@@ -332,3 +341,16 @@ def test_declared_calls_declare_no_more_than_their_last_window_holds(table: Comm
         table, [declared_lease(100, ids[:10]), declared_lease(1, ids), declared_lease(1, ids)]
     )
     assert "RWQ-DECL-003" in messages(found)
+
+
+def test_declared_calls_declare_only_ids_a_window_can_hold(table: CommandTable) -> None:
+    """RWQ-DECL-003: a declared id the call does not name was in a key or list of the queue before
+    (pushed by anyone, or the key of an item a script set): an argument declared as an id is not."""
+    one = [declared_lease(1, [b"a", b"b"])]
+    assert declared_feed(table, one, queued=[b"a", b"b"]) == []
+    assert "id b, which the call does not name" in messages(declared_feed(table, one, queued=[b"a"]))
+    assert declared_feed(table, [cmd("lua", "SET", P + b"item:b", "B"), *one], queued=[b"a"]) == []
+    assert declared_feed(table, [cmd("lua", "ZADD", P + b"delayed", "5", "b"), *one], queued=[b"a"]) == []
+    assert "RWQ-DECL-003" in messages(
+        declared_feed(table, [*one, cmd("lua", "LPUSH", P + b"queue", "b")], queued=[b"a"])
+    )

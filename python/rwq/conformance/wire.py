@@ -98,11 +98,18 @@ MAX_BLMOVE_S = 1.0
 _LINE = re.compile(rb"^\+(\d+\.\d+) \[(\d+) (.*?)\] (.*)$", re.DOTALL)
 _HEAD = re.compile(rb'^\+\d+\.\d+ \[\d+ (\S+)\] "([^"]*)"')
 """A MONITOR line's client and command name, read without parsing the arguments."""
+_PUSHES = frozenset({b"LPUSH", b"RPUSH", b"LPUSHX", b"RPUSHX", b"LINSERT", b"LSET", b"ZADD", b"SADD"})
+"""Commands whose arguments after the key may be ids put in a list or set (scores too: harmless)."""
+_FIELDS = frozenset({b"HSET", b"HMSET", b"HSETNX"})
+"""Commands whose fields may be ids."""
+LEARNED = _PUSHES | _FIELDS | frozenset({b"SET", b"SETNX", b"PSETEX", b"SETEX", b"RESTORE"})
+"""Commands that may put an id in the queue: in an element, a field or a key ``P:item:<id>``."""
 RUNNER_TRACED = frozenset({b"ECHO", b"EVAL", b"EVALSHA", b"SCRIPT", b"CLIENT", b"HELLO"})
 """The runner's own commands the trace still reads: its step markers, the scripts it loads into
 the server's cache (the checks follow which scripts the server holds), and naming connections.
-Its other commands (reads of the state, raw steps) and what its scripts run concern no check,
-so :meth:`Trace.finish` skips them unparsed."""
+Its writes that may put an id in a key or an element (:data:`LEARNED`) are read too, so that the
+declared-keys check knows every id a window can hold. Its other commands (reads of the state) and
+what its scripts run concern no check, so :meth:`Trace.finish` skips them unparsed."""
 _QUOTED = rb'"((?:[^"\\]+|\\.)*)"'
 _ARGS = re.compile(_QUOTED + rb"(?: " + _QUOTED + rb")*")
 _ARG = re.compile(_QUOTED)
@@ -307,6 +314,7 @@ class Checker:
         self._caller: Party | None = None
         self._call_keys: set[bytes] = set()  # the KEYS of the script call whose commands follow
         self._window_bounds: dict[tuple[str, bytes, bytes], int] = {}  # per party, prefix, window kind
+        self._ids: set[bytes] = set()  # every id a key or element of the trace held so far
         self._pending: dict[str, _Pending] = {}
         self._previous: dict[str, str] = {}  # each client's command before, as "script:<name>" or its name
 
@@ -335,8 +343,23 @@ class Checker:
                 )
                 return
 
+    def _learn(self, seen: Seen) -> None:
+        """Remember the ids any connection or script put in a key or an element (RWQ-DECL-003's
+        windows hold only ids that a list or set of the queue held)."""
+        args = seen.args
+        if len(args) < 2:
+            return
+        if seen.name in _PUSHES:
+            self._ids.update(args[2:])
+        elif seen.name in _FIELDS:
+            self._ids.update(args[2::2])
+        _, found, rest = args[1].partition(b":item:")
+        if found:
+            self._ids.add(rest)
+
     def feed(self, seen: Seen) -> None:
         """Check one traced command."""
+        self._learn(seen)
         if seen.client == "lua":
             if self._caller is not None and seen.args:
                 keys = self.table.keys(seen.args)
@@ -463,13 +486,27 @@ class Checker:
             key = (party.label, args[3], kind)
             window, self._window_bounds[key] = max(window, self._window_bounds.get(key, 0)), window
         bound = named + window
-        triples = (numkeys - core - len(names)) // 3
-        if triples > bound:
+        triples = args[3 + core + len(names) : 3 + numkeys : 3]
+        if len(triples) > bound:
             self._flag(
                 party,
-                f"called script {name!r} declaring {triples} ids, more than the {bound} its ARGV "
+                f"called script {name!r} declaring {len(triples)} ids, more than the {bound} its ARGV "
                 "and the last window of its kind can name (RWQ-DECL-003)",
             )
+            return
+        own = set(declared.named_ids(command))  # bytes, as the trace has them
+        for item_key in triples:
+            prefix = next((p for p in party.prefixes if item_key.startswith(p + b"item:")), None)
+            found = item_key[len(prefix) + 5 :] if prefix is not None else None
+            if found is not None and found not in own and found not in self._ids:
+                self._flag(
+                    party,
+                    f"called script {name!r} declaring the keys of id {show((found,))}, which the call "
+                    "does not name and no key or list of the queue has held, so no window can hold "
+                    "it: a declared call declares the ids it names and those of its last window, no "
+                    "others (RWQ-DECL-003)",
+                )
+                return
 
     def _script_load(self, party: Party, seen: Seen) -> None:
         sha = _sha(seen.args[2])
@@ -634,11 +671,11 @@ class Trace:
                     raise WireError("the MONITOR connection closed")
                 head = _HEAD.match(line)
                 if head is not None and head[1] == b"lua":
-                    if by_runner:
+                    if by_runner and head[2].upper() not in LEARNED:
                         continue  # a command a script of the runner ran
                 elif head is not None:
                     by_runner = head[1] in runner
-                    if by_runner and head[2].upper() not in RUNNER_TRACED:
+                    if by_runner and head[2].upper() not in RUNNER_TRACED | LEARNED:
                         continue
                 parsed = parse_line(line)
                 if parsed is None:
