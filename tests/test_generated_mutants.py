@@ -82,6 +82,7 @@ def test_deferring_unjudged_survivors_keeps_every_verdict(
     )
     fresh = next(m for m in ledger["mutants"] if m["id"].startswith("py/") and m["result"] == "killed")
     fresh.update(result="survived")
+    judged.update(cases=1, covering=50)  # its fast-mode run stopped at a case cap
     monkeypatch.setattr(generated_mutants, "LEDGER", tmp_path / "ledger.json")
     generated_mutants.LEDGER.write_text(json.dumps(ledger))
     generated_mutants.main(["--lang", "py", "--defer-unjudged", "later"])
