@@ -64,7 +64,7 @@ var (
 		{"day-of-week", 0, 6, cronDays, cronPattern(`0?[0-6]`, `0?[1-7]`, cronDays)},
 	}
 	cronSeparator = regexp.MustCompile(`[ \t]+`)
-	zoneName      = regexp.MustCompile(`^[A-Za-z0-9_+-]+(?:/[A-Za-z0-9_+-]+)*$`)
+	zoneName      = regexp.MustCompile(`^[A-Z][A-Za-z0-9_+-]*(?:/[A-Z][A-Za-z0-9_+-]*)*$`)
 )
 
 // CronSchedule is a parsed cron expression and zone: the slot set of SPEC §23.
@@ -131,10 +131,9 @@ func cronFieldTexts(expr string) ([]string, error) {
 }
 
 func loadZone(tz string) (*time.Location, error) {
-	first, _, _ := strings.Cut(tz, "/")
-	bad := len(tz) > MaxZoneBytes || !zoneName.MatchString(tz) ||
-		// not IANA names: Go's process zone, and files and directories some systems keep beside the zones
-		tz == "Local" || tz == "localtime" || tz == "posixrules" || first == "posix" || first == "right"
+	// The pattern refuses what some systems keep beside the zones (localtime, posix/...); Local is
+	// Go's process zone, Factory tzdata's zone for an unset clock (unknown to ICU).
+	bad := len(tz) > MaxZoneBytes || !zoneName.MatchString(tz) || tz == "Local" || tz == "Factory"
 	var loc *time.Location
 	if !bad {
 		var err error

@@ -127,7 +127,7 @@ def parse(expr: str) -> Cron:
 
 @cache
 def _zone_names() -> frozenset[str]:
-    return frozenset(resources.files("tzdata").joinpath("zones").read_text().split())
+    return frozenset(resources.files("tzdata").joinpath("zones").read_text().split()) - {"Factory"}
 
 
 def zone(tz: str) -> ZoneInfo:
@@ -304,6 +304,12 @@ SLOTS: list[tuple[str, str, str, str, int, str]] = [
     ("moscow/offset-change-hour-star", "0 * * * *", "Europe/Moscow", "2014-10-25T20:30Z", 3, "01:00 twice"),
     ("moscow/spring-2011", "30 2 * * *", "Europe/Moscow", "2011-03-26T12:00Z", 2, "+3 -> +4 for good"),
     ("etc/gmt-plus-5", "0 12 * * *", "Etc/GMT+5", "2025-01-01T00:00Z", 2, "Etc/GMT+5 is UTC-5"),
+    ("zone-name/kyiv", "0 12 * * *", "Europe/Kyiv", "2025-06-01T00:00Z", 1, "ICU's Europe/Kiev"),
+    ("zone-name/calcutta", "0 12 * * *", "Asia/Calcutta", "2025-06-01T00:00Z", 1, "a Link"),
+    ("zone-name/est5edt", "0 12 * * *", "EST5EDT", "2025-06-01T00:00Z", 1, "EDT in June"),
+    ("zone-name/etc-utc", "0 12 * * *", "Etc/UTC", "2025-06-01T00:00Z", 1, ""),
+    ("zone-name/gmt", "0 12 * * *", "GMT", "2025-06-01T00:00Z", 1, ""),
+    ("zone-name/ciudad-juarez", "0 12 * * *", "America/Ciudad_Juarez", "2025-06-01T00:00Z", 1, "tzdata 2022g"),
     ("etc/kiritimati", "0 0 1 1 *", "Pacific/Kiritimati", "2025-06-01T00:00Z", 2, "+14"),
 ]
 
@@ -390,6 +396,13 @@ REFUSALS: list[tuple[str, str, str, str]] = [
     ("zone/space", "0 0 * * *", "Europe/London ", "a space"),
     ("zone/empty", "0 0 * * *", "", "no zone"),
     ("zone/offset", "0 0 * * *", "+01:00", "an offset is no zone"),
+    ("zone/lower-case-link", "0 0 * * *", "us/eastern", "names are case-sensitive"),
+    ("zone/upper-case", "0 0 * * *", "EUROPE/LONDON", "names are case-sensitive"),
+    ("zone/factory", "0 0 * * *", "Factory", "tzdata's zone for an unset clock; ICU has none"),
+    ("zone/icu-java-id", "0 0 * * *", "PST", "an ICU alias, no IANA name"),
+    ("zone/icu-java-id-ist", "0 0 * * *", "IST", "an ICU alias, no IANA name"),
+    ("zone/icu-system-v", "0 0 * * *", "SystemV/AST4", "an ICU alias, no IANA name"),
+    ("zone/icu-removed-link", "0 0 * * *", "US/Pacific-New", "removed from tzdata in 2020"),
     ("zone/too-long", "0 0 * * *", LONG_TZ, "65 bytes"),
 ]
 

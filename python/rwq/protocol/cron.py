@@ -71,7 +71,7 @@ _FIELDS = (
     _Field("day-of-week", 0, 6, _DAYS, _pattern("0?[0-6]", "0?[1-7]", _DAYS)),
 )
 _SEPARATOR = re.compile(r"[ \t]+")
-_ZONE = re.compile(r"[A-Za-z0-9_+-]+(?:/[A-Za-z0-9_+-]+)*", re.ASCII)
+_ZONE = re.compile(r"[A-Z][A-Za-z0-9_+-]*(?:/[A-Z][A-Za-z0-9_+-]*)*", re.ASCII)
 
 
 def _value(text: str, spec: _Field) -> int:
@@ -141,10 +141,11 @@ def _expand(texts: list[str]) -> list[frozenset[int]]:
 
 @cache
 def _zone_names() -> frozenset[str]:
-    """The IANA names (Zones and Links) of the tzdata package: not the files a system's zone
-    directory also holds (``localtime``, ``posix/...``), and compared case-sensitively."""
+    """The IANA names (Zones and Links) of the tzdata package, but ``Factory`` (the zone of a
+    machine whose local time is unset, unknown to ICU): not the files a system's zone directory
+    also holds (``localtime``, ``posix/...``), and compared case-sensitively."""
     try:
-        return frozenset(resources.files("tzdata").joinpath("zones").read_text().split())
+        return frozenset(resources.files("tzdata").joinpath("zones").read_text().split()) - {"Factory"}
     except ModuleNotFoundError as exc:  # pragma: no cover - the extra is installed wherever tests run
         raise ImportError("cron schedules need the 'cron' extra: pip install 'rwq[cron]'") from exc
 
