@@ -221,17 +221,33 @@ class CronSchedule:
         dom, dow = d.day in self.days_of_month, (d.weekday() + 1) % 7 in self.days_of_week
         return (dom or dow) if self.or_days else (dom and dow)
 
+    def _offset_ms(self, instant_ms: int) -> int:
+        offset = datetime.fromtimestamp(instant_ms // 1000, self.zone).utcoffset()
+        assert offset is not None
+        return offset // timedelta(milliseconds=1)
+
     def _instants(self, d: date, after_ms: int) -> Iterator[int]:
         """The slots of local date ``d`` that may be above ``after_ms`` (RWQ-SCHED-006).
 
-        PEP 495: ``fold=0`` is a repeated wall time's first occurrence and reads a wall time in a
-        gap with the offset before it; ``fold=1`` the second occurrence and the offset after. So
-        the two agree for a wall time that occurs once, fold 1 is later for a repeat, earlier in
-        a gap."""
+        No zone changes its offset twice within five days (since 1960, the closest two changes
+        of tzdata 2026.6 are 6.96 days apart): so when the offsets a day before ``d`` and a day
+        after it are equal, every wall time of ``d`` occurs once, at the wall time minus that
+        offset. Otherwise PEP 495 tells: ``fold=0`` is a repeated wall time's first occurrence
+        and reads a wall time in a gap with the offset before it, ``fold=1`` the second
+        occurrence and the offset after; so the two agree for a wall time that occurs once,
+        fold 1 is later for a repeat, earlier in a gap."""
         midnight = _naive_ms(d)
+        offset = self._offset_ms(midnight - _DAY_MS)
+        plain = offset == self._offset_ms(midnight + 2 * _DAY_MS)
         for hour in sorted(self.hours):
             for minute in sorted(self.minutes):
-                if midnight + (hour * 60 + minute) * 60_000 + _DAY_MS <= after_ms:
+                naive = midnight + (hour * 60 + minute) * 60_000
+                if plain:
+                    if naive - offset > after_ms:
+                        yield naive - offset
+                        return  # the later wall times of d are later instants
+                    continue
+                if naive + _DAY_MS <= after_ms:
                     continue  # every instant of this wall time is at or before after_ms
                 wall = datetime(d.year, d.month, d.day, hour, minute, tzinfo=self.zone)
                 first = int(wall.timestamp()) * 1000
