@@ -217,7 +217,14 @@ SLOTS: list[tuple[str, str, str, str, int, str]] = [
     ("grammar/range-one-step", "0 0 * * 3-3/2", "UTC", "2025-01-01T00:00Z", 3, "a-a/n is a"),
     ("grammar/range-one-list", "0 5-5,17 * * *", "UTC", "2025-01-01T00:00Z", 3, "hours 5 and 17"),
     ("grammar/range-one-name", "0 0 1 jan-JAN *", "UTC", "2025-01-01T00:00Z", 2, "January"),
-    ("grammar/list-overlap", "1-5,3,*/20 * * * *", "UTC", "2025-01-01T00:00Z", 7, "items overlap: their union"),
+    (
+        "grammar/list-overlap",
+        "1-5,3,*/20 * * * *",
+        "UTC",
+        "2025-01-01T00:00Z",
+        7,
+        "items overlap: their union",
+    ),
     ("grammar/list-repeat", "0,0,00 0 * * sun,0,SUN", "UTC", "2025-01-01T00:00Z", 2, "repeated values"),
     ("grammar/star-step", "*/20 * * * *", "UTC", "2025-01-01T00:00Z", 5, ""),
     ("grammar/range-step", "5-59/20 * * * *", "UTC", "2025-01-01T00:00Z", 5, "what 5/20 means elsewhere"),
@@ -311,7 +318,14 @@ SLOTS: list[tuple[str, str, str, str, int, str]] = [
     ("zone-name/est5edt", "0 12 * * *", "EST5EDT", "2025-06-01T00:00Z", 1, "EDT in June"),
     ("zone-name/etc-utc", "0 12 * * *", "Etc/UTC", "2025-06-01T00:00Z", 1, ""),
     ("zone-name/gmt", "0 12 * * *", "GMT", "2025-06-01T00:00Z", 1, ""),
-    ("zone-name/ciudad-juarez", "0 12 * * *", "America/Ciudad_Juarez", "2025-06-01T00:00Z", 1, "tzdata 2022g"),
+    (
+        "zone-name/ciudad-juarez",
+        "0 12 * * *",
+        "America/Ciudad_Juarez",
+        "2025-06-01T00:00Z",
+        1,
+        "tzdata 2022g",
+    ),
     ("etc/kiritimati", "0 0 1 1 *", "Pacific/Kiritimati", "2025-06-01T00:00Z", 2, "+14"),
 ]
 
