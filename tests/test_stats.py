@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 import redis
+import redis.asyncio as aioredis
 from click.testing import CliRunner
 from jsonschema import Draft202012Validator  # type: ignore[import-untyped,unused-ignore]
 
@@ -18,7 +19,7 @@ from rwq.conformance.redis_server import RedisServer
 from rwq.errors import WrongType
 from rwq.protocol.operations import Lease
 from rwq.protocol.stats import MINUTES, summed
-from rwq.sharded import ShardedWorkQueue
+from rwq.sharded import AsyncShardedWorkQueue, ShardedWorkQueue
 
 ROOT = Path(__file__).resolve().parents[1]
 MINUTE = 60_000
@@ -94,7 +95,7 @@ def test_a_broken_series_never_fails_an_operation_and_the_read_says_so(
     assert stats_keys(r) == []
 
 
-async def test_the_async_client(aqueue: AsyncWorkQueue) -> None:
+async def test_the_async_clients(aqueue: AsyncWorkQueue, ar: aioredis.Redis) -> None:
     assert await aqueue.enable_stats() is True
     await aqueue.add_many([("a", b"A"), ("b", b"B")])
     stats = await aqueue.stats()
@@ -102,6 +103,12 @@ async def test_the_async_client(aqueue: AsyncWorkQueue) -> None:
     assert stats.current == StatCounts(added=2)
     assert await aqueue.disable_stats() is True
     assert (await aqueue.stats()).enabled is False
+    sharded = AsyncShardedWorkQueue(ar, "asq", shards=2)
+    assert await sharded.enable_stats() is True
+    await sharded.add_many([(f"i{n}", b"x") for n in range(6)])
+    assert (await sharded.stats()).current == StatCounts(added=6)
+    assert await sharded.disable_stats() is True
+    assert (await sharded.stats()).enabled is False
 
 
 def test_a_sharded_queue_turns_every_shard_and_sums_them(r: redis.Redis) -> None:
