@@ -111,11 +111,16 @@ def _use_revision(rev: str) -> None:
             registry()[name] = Script(name, shown.stdout, hashlib.sha1(shown.stdout).hexdigest())
 
 
-def measure(calls: int) -> dict[str, int]:
-    """Instructions per call of each scenario, on a callgrind'ed redis-server of its own."""
+def measure(calls: int, scripts_only: bool = False) -> dict[str, int]:
+    """Instructions per call of each scenario, on a callgrind'ed redis-server of its own;
+    ``scripts_only`` counts only what runs inside ``EVAL``/``EVALSHA`` (evalGenericCommand), so
+    that the server's timers (serverCron), whose share grows with the machine's load, and the
+    network do not move the figure."""
     out = Path(tempfile.mkdtemp(prefix="rwq-instructions-"))
     port = _free_port()
     valgrind = ["valgrind", "--tool=callgrind", f"--callgrind-out-file={out}/cg.%p", "--instr-atstart=no"]
+    if scripts_only:
+        valgrind += ["--collect-atstart=no", "--toggle-collect=evalGenericCommand"]
     server = subprocess.Popen(
         [*valgrind, "redis-server", "--port", str(port), "--save", "", "--appendonly", "no"],
         stdout=subprocess.DEVNULL,
@@ -158,17 +163,22 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--against", metavar="REV", help="also measure the scripts of this git revision")
     parser.add_argument("--calls", type=int, default=400, help="calls per scenario (default 400)")
     parser.add_argument("--only", nargs="*", metavar="SCENARIO", help=f"a subset of {', '.join(SCENARIOS)}")
+    parser.add_argument(
+        "--scripts-only",
+        action="store_true",
+        help="count only inside EVAL/EVALSHA: no timers or network, steady under load",
+    )
     args = parser.parse_args(argv)
     for name in set(SCENARIOS) - set(args.only or SCENARIOS):
         del SCENARIOS[name]
     if not shutil.which("valgrind") or not shutil.which("callgrind_control"):
         print("bench.instructions: valgrind is not installed (apt-get install valgrind)", file=sys.stderr)
         return 2
-    now = measure(args.calls)
+    now = measure(args.calls, args.scripts_only)
     before = None
     if args.against:
         _use_revision(args.against)
-        before = measure(args.calls)
+        before = measure(args.calls, args.scripts_only)
     print(
         f"{'scenario':28} {'instructions/call':>18}"
         + (f" {args.against[:12]:>14} {'change':>8}" if before else "")
