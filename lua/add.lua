@@ -185,16 +185,17 @@ end
 local n, bad = #keys, nil
 for i = 1, #absent, 2 do keys[n + (i + 1) / 2] = absent[i] end
 local existing = redis.call('EXISTS', unpack(keys))
--- Counted: on a queue with stats on, the flag is usually the one key that exists.
-if existing > 0 then
-  bad = mistyped(flag, 'string')
-  if types[flag] then existing = existing - 1 end
-end
-if existing > 0 then
-  for i = 1, n do bad = bad or mistyped(keys[i], 'string') end
-  for i = 1, #absent, 2 do bad = bad or mistyped(absent[i], absent[i + 1]) end
+if existing == 0 then
+  for i = 1, #absent, 2 do types[absent[i]] = false end
 else
-  for i = 1, #absent, 2 do types[absent[i]] = types[absent[i]] or false end
+  -- On a queue with stats on, the flag is usually the one key that exists: then no other TYPE.
+  bad = mistyped(flag, 'string')
+  if existing > (types[flag] and 1 or 0) then
+    for i = 1, n do bad = bad or mistyped(keys[i], 'string') end
+    for i = 1, #absent, 2 do bad = bad or mistyped(absent[i], absent[i + 1]) end
+  else
+    for i = 1, #absent, 2 do types[absent[i]] = types[absent[i]] or false end
+  end
 end
 if not bad and delay_ms > 0 then bad = mistyped(queue, 'list') end
 if bad then return wrong_type(bad) end
