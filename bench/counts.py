@@ -77,6 +77,23 @@ def _beating(live: int, *, expired: int) -> Callable[[WorkQueue], object]:
     return setup
 
 
+def _stats(setup: Callable[[WorkQueue], object], *counters: str) -> Callable[[WorkQueue], object]:
+    """Setup (profile stats): ``setup`` on a queue whose stats are on, the fields of ``counters``
+    already written in this minute and the next (a count's common path: no trim, whenever the
+    measured call runs)."""
+
+    def with_stats(q: WorkQueue) -> object:
+        q.enable_stats()
+        client: Any = q._redis
+        seconds, micros = client.time()
+        minute = (int(seconds) * 1000 + int(micros) // 1000) // 60_000
+        fields = {f"{m}:{counter}": 1 for m in (minute, minute + 1) for counter in counters}
+        client.hset(f"{q.prefix}:stats:series", mapping={**fields, "trimmed": minute - 61})
+        return setup(q)
+
+    return with_stats
+
+
 SCENARIOS = (
     Scenario("add", "add", 1, lambda q: None, lambda q, _: q.add("new", b"x" * 100)),
     Scenario("add_many_100", "add", 100, lambda q: None, lambda q, _: q.add_many(_items(100, 1000))),
@@ -117,6 +134,22 @@ SCENARIOS = (
         lambda q, held: q.fail(held[0], "boom"),  # type: ignore[index]
     ),
     Scenario("light_clean_100", "light_clean", 100, _held(100, 10), lambda q, _: q.light_clean(chunk=100)),
+    Scenario("add_stats", "add", 1, _stats(lambda q: None, "added"), lambda q, _: q.add("new", b"x" * 100)),
+    Scenario(
+        "complete_and_lease_stats",
+        "complete_and_lease",
+        1,
+        _stats(_held(1, 200), "completed"),
+        lambda q, held: q.complete_and_lease(held[0], LEASE_MS),  # type: ignore[index]
+    ),
+    Scenario(
+        "fail_stats",
+        "fail",
+        1,
+        _stats(_held(1, 10, policy=True), "failed"),
+        lambda q, held: q.fail(held[0], "boom"),  # type: ignore[index]
+    ),
+    Scenario("stats_read", "stats", 61, _stats(lambda q: None, "added"), lambda q, _: q.stats()),
     Scenario("heartbeat_beat", "heartbeat", 1, _beating(10, expired=0), lambda q, _: q.worker_beat(*_BEAT)),
     Scenario(
         "heartbeat_beat_trim_100",

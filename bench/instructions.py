@@ -61,6 +61,17 @@ def _ready(n: int) -> Callable[[WorkQueue, int], object]:
     return setup
 
 
+def _stats(scenario: Scenario) -> Scenario:
+    """``scenario`` on a queue whose statistics are on (profile stats, SPEC §22)."""
+    setup, run = scenario
+
+    def with_stats(q: WorkQueue, n: int) -> object:
+        q.enable_stats()
+        return setup(q, n)
+
+    return with_stats, run
+
+
 SCENARIOS: dict[str, Scenario] = {
     "add": (lambda q, n: None, lambda q, _, k: q.add(f"n{k}", PAYLOAD)),
     "add_many_100": (
@@ -77,6 +88,12 @@ SCENARIOS: dict[str, Scenario] = {
     "fail_policy": (_held(True), lambda q, held, k: q.fail(held[k], "boom")),  # type: ignore[index]
     "light_clean_100_held": (lambda q, n: _held(False)(q, 100), lambda q, _, k: q.light_clean(chunk=100)),
 }
+SCENARIOS.update(
+    {
+        f"{name}_stats": _stats(SCENARIOS[name])
+        for name in ("add", "add_many_100", "complete", "complete_and_lease", "fail_policy")
+    }
+)
 
 
 def _free_port() -> int:
@@ -86,19 +103,24 @@ def _free_port() -> int:
 
 
 def _use_revision(rev: str) -> None:
-    """Make the client run the canonical scripts of git revision ``rev``."""
+    """Make the client run the canonical scripts of git revision ``rev`` (a script the revision
+    lacks, such as ``stats`` before profile stats, stays as it is now)."""
     for name in SCRIPT_NAMES:
-        source = subprocess.run(
-            ["git", "show", f"{rev}:lua/{name}.lua"], capture_output=True, check=True
-        ).stdout
-        registry()[name] = Script(name, source, hashlib.sha1(source).hexdigest())
+        shown = subprocess.run(["git", "show", f"{rev}:lua/{name}.lua"], check=False, capture_output=True)
+        if shown.returncode == 0:
+            registry()[name] = Script(name, shown.stdout, hashlib.sha1(shown.stdout).hexdigest())
 
 
-def measure(calls: int) -> dict[str, int]:
-    """Instructions per call of each scenario, on a callgrind'ed redis-server of its own."""
+def measure(calls: int, scripts_only: bool = False) -> dict[str, int]:
+    """Instructions per call of each scenario, on a callgrind'ed redis-server of its own;
+    ``scripts_only`` counts only what runs inside ``EVAL``/``EVALSHA`` (evalGenericCommand), so
+    that the server's timers (serverCron), whose share grows with the machine's load, and the
+    network do not move the figure."""
     out = Path(tempfile.mkdtemp(prefix="rwq-instructions-"))
     port = _free_port()
     valgrind = ["valgrind", "--tool=callgrind", f"--callgrind-out-file={out}/cg.%p", "--instr-atstart=no"]
+    if scripts_only:
+        valgrind += ["--collect-atstart=no", "--toggle-collect=evalGenericCommand"]
     server = subprocess.Popen(
         [*valgrind, "redis-server", "--port", str(port), "--save", "", "--appendonly", "no"],
         stdout=subprocess.DEVNULL,
@@ -141,17 +163,22 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--against", metavar="REV", help="also measure the scripts of this git revision")
     parser.add_argument("--calls", type=int, default=400, help="calls per scenario (default 400)")
     parser.add_argument("--only", nargs="*", metavar="SCENARIO", help=f"a subset of {', '.join(SCENARIOS)}")
+    parser.add_argument(
+        "--scripts-only",
+        action="store_true",
+        help="count only inside EVAL/EVALSHA: no timers or network, steady under load",
+    )
     args = parser.parse_args(argv)
     for name in set(SCENARIOS) - set(args.only or SCENARIOS):
         del SCENARIOS[name]
     if not shutil.which("valgrind") or not shutil.which("callgrind_control"):
         print("bench.instructions: valgrind is not installed (apt-get install valgrind)", file=sys.stderr)
         return 2
-    now = measure(args.calls)
+    now = measure(args.calls, args.scripts_only)
     before = None
     if args.against:
         _use_revision(args.against)
-        before = measure(args.calls)
+        before = measure(args.calls, args.scripts_only)
     print(
         f"{'scenario':28} {'instructions/call':>18}"
         + (f" {args.against[:12]:>14} {'change':>8}" if before else "")

@@ -106,6 +106,12 @@ def _expired(queue: WorkQueue | ShardedWorkQueue) -> None:
     command(plain._redis, "ZADD", f"{plain.prefix}:workers:seen", 1, "w2")
 
 
+def _stats_on(queue: WorkQueue | ShardedWorkQueue) -> None:
+    """Stats on (profile stats, SPEC §22), with one count in the series."""
+    queue.enable_stats()
+    queue.add("s", b"S")
+
+
 OPERATIONS: dict[str, tuple[Setup, Op]] = {
     "add": (lambda q: None, lambda q, _: q.add("n", b"N")),
     "add_many delayed": (lambda q: None, lambda q, _: q.add_many([("d", b"D")], delay_ms=60_000)),
@@ -145,6 +151,9 @@ OPERATIONS: dict[str, tuple[Setup, Op]] = {
     "worker_beat, one expired": (_expired, lambda q, _: q.worker_beat("w1", 30_000, {"id": "w1"})),
     "worker_leave": (_beating, lambda q, _: q.worker_leave("w2")),
     "workers": (_beating, lambda q, _: q.workers()),
+    "enable_stats": (lambda q: None, lambda q, _: q.enable_stats()),
+    "disable_stats": (_stats_on, lambda q, _: q.disable_stats()),
+    "stats": (_stats_on, lambda q, _: q.stats()),
 }
 """Every operation of the Python client: state made by an unrestricted client, then the call."""
 
@@ -184,16 +193,24 @@ JOBS: dict[str, set[str]] = {
         "purge_dead",
         "retry_policy",
         "workers",
+        "stats",
     },
-    "admin": {"set_retry_policy", "clear retry policy", "retry_policy"},
-    "observer": {"counts", "queue_len", "processing_len", "workers"},
+    "admin": {
+        "set_retry_policy",
+        "clear retry policy",
+        "retry_policy",
+        "enable_stats",
+        "disable_stats",
+        "stats",
+    },
+    "observer": {"counts", "queue_len", "processing_len", "workers", "stats"},
 }
 """What each role must be able to do."""
 
 DEAD_LETTER = {"dead_items", "dead_item", "requeue_dead", "purge_dead"}
 ALSO: dict[str, set[str]] = {
     "producer": set(),
-    "worker": {"add", "add_many delayed", "light_clean", "retry_policy", "workers", *DEAD_LETTER},
+    "worker": {"add", "add_many delayed", "light_clean", "retry_policy", "workers", "stats", *DEAD_LETTER},
     "operator": {
         "add",
         "add_many delayed",
@@ -403,6 +420,9 @@ def declared_users(r: redis.Redis, redis_server: RedisServer) -> Iterator[dict[s
 POLICY_WRITES = {"set_retry_policy", "clear retry policy"}
 LIVE_WRITES = {"worker_beat", "worker_beat, one expired", "worker_leave"}
 """The operator only reads the live workers (``%R~``); declared, those keys are read-write."""
+STATS_WRITES = {"enable_stats", "disable_stats"}
+"""Only the admin writes the stats flag; declared, the flag is read-write for every role that
+counts (each has SET, DEL and TYPE already)."""
 
 
 @pytest.mark.parametrize("role", list(acl.ROLES))
@@ -423,6 +443,7 @@ def test_each_role_does_its_job_with_declared_keys(
     }
     can = allowed(role) | (POLICY_WRITES | LIVE_WRITES if role == "operator" else set())
     can |= POLICY_WRITES if role == "worker" else set()
+    can |= STATS_WRITES if role in ("producer", "worker", "operator") else set()
     expected = {name: ("ok" if name in can else "NOPERM", "NOPERM") for name in OPERATIONS}
     assert outcome == expected
 
@@ -791,7 +812,7 @@ def test_sharded_roles_name_every_shard_and_nothing_more(r: redis.Redis) -> None
     big = [
         word for word in shlex.split(rwq_acl("worker", "--prefix", QUEUE, "--shards", "1024")) if "~" in word
     ]
-    assert len(big) == 5 * 16 + 2  # 5 digit classes per key family, not 1,024
+    assert len(big) == 5 * 18 + 2  # 5 digit classes per key family, not 1,024
     for bad in (["--prefix", "a{b}", "--shards", "2"], ["--prefix", "jobs", "--shards", "1025"]):
         result = CliRunner().invoke(cli, ["acl", "worker", *bad])
         assert result.exit_code == 1
@@ -1008,3 +1029,60 @@ def test_rwq_workers_is_the_observers_job(
     with pytest.raises(NoPermission):
         WorkQueue(users["observer"], QUEUE).worker_beat("w2", 60_000, {})
     assert snapshot(r) == before
+
+
+def test_each_role_counts_its_events_while_stats_are_on(
+    users: dict[str, redis.Redis], r: redis.Redis
+) -> None:
+    """Profile stats (SPEC §22): once the admin turns them on, the producer's adds, the worker's
+    completes and failures and the operator's clean are counted (each role that runs a counting
+    script writes the series, and a count it may not write would be lost without an error), and
+    the observer reads them."""
+    assert WorkQueue(users["admin"], QUEUE).enable_stats() is True
+    WorkQueue(users["producer"], QUEUE).add_many([("a", b"A"), ("b", b"B"), ("c", b"C")])
+    worker = WorkQueue(users["worker"], QUEUE)
+    first = worker.lease(60_000)
+    assert first is not None
+    assert worker.complete(first) is True
+    WorkQueue(r, QUEUE).set_retry_policy(RetryPolicy(max_attempts=1))
+    held = worker.lease(60_000)
+    assert held is not None
+    worker.fail(held, "boom")  # its one attempt used: dead
+    WorkQueue(r, QUEUE).set_retry_policy(None)
+    abandoned = worker.lease(60_000)
+    assert abandoned is not None
+    r.delete(f"{QUEUE}:lease:{abandoned.id}")  # its holder died
+    assert WorkQueue(users["operator"], QUEUE).light_clean().requeued == (abandoned.id,)
+    stats = WorkQueue(users["observer"], QUEUE).stats()
+    assert stats.current.as_dict() == {"added": 3, "completed": 1, "failed": 1, "dead": 1, "recovered": 1}
+
+
+def test_rwq_stats_is_the_observers_job_and_enable_the_admins(
+    users: dict[str, redis.Redis], r: redis.Redis, redis_server: RedisServer
+) -> None:
+    """``rwq stats`` works as the observer (the least role that reads counts and stats) and the
+    operator; ``--enable`` and ``--disable`` only as the admin: every other role writes nothing."""
+
+    def run(role: str, *args: str) -> bool:
+        url = f"redis://{QUEUE}-{role}:{PASSWORD}@127.0.0.1:{redis_server.port}/0"
+        return (
+            CliRunner().invoke(cli, ["stats", "--url", url, "--prefix", QUEUE, "--json", *args]).exit_code
+            == 0
+        )
+
+    for switch in ("--enable", "--disable"):
+        for role in ("producer", "worker", "operator", "observer"):
+            before = snapshot(r)
+            assert not run(role, switch), role
+            assert snapshot(r) == before
+        assert run("admin", switch)
+        assert run("admin", "--enable" if switch == "--disable" else "--disable")
+        assert run("admin", switch)
+    assert r.exists(f"{QUEUE}:stats") == 0
+    assert {role: run(role) for role in acl.ROLES} == {
+        "producer": False,
+        "worker": False,
+        "operator": True,
+        "admin": False,
+        "observer": True,
+    }

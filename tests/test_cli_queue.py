@@ -73,6 +73,7 @@ def test_stats_clean_and_the_dead_letter_set(
         "processing": 1,
         "delayed": 0,
         "dead": 1,
+        "stats": None,
     }
     cleaned = rwq(redis_server, "clean", "--prefix", p, "--deep")
     assert cleaned["light"]["dead"] == ["b"]  # its one attempt was used: dead, not requeued

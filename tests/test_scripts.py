@@ -345,6 +345,11 @@ BAD_ARGV: dict[str, list[tuple[str, list[bytes | int | str]]]] = {
         ("list-offset-1000001", ["list", "1000001", "10"]),
         ("list-argv-extra", ["list", "0", "10", "x"]),
     ],
+    "stats": [
+        ("no-argv", []),
+        ("unknown-mode", ["on"]),
+        ("argv-extra", ["read", "x"]),
+    ],
 }
 # complete_and_lease: each bad lease argument with a valid completion after it (the script must
 # not complete "a" before rejecting the lease part), and each bad completion after valid lease ones.
@@ -359,7 +364,7 @@ def script_keys(name: str, q: WorkQueue) -> list[bytes]:
         return [f"{{{q.prefix}#0}}:queue".encode()]
     if name == "ring":
         return [f"{{{q.prefix}#bell}}".encode()]
-    if name in ("add", "renew", "set_policy", "dead", "heartbeat"):
+    if name in ("add", "renew", "set_policy", "dead", "heartbeat", "stats"):
         return [q.keys.queue]
     if name == "deep_clean":
         return [q.keys.queue, q.keys.processing, q.keys.deep_clean_index("run1")]
@@ -433,6 +438,7 @@ VALID_ARGV: dict[str, list[bytes | int | str]] = {
     "shards": ["4"],
     "ring": ["1"],
     "heartbeat": ["beat", "w1", "30000", '{"a":"' + "x" * 4088 + '"}'],  # a record of 4096 bytes
+    "stats": ["enable"],
 }
 
 

@@ -18,8 +18,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-FRAGMENTS = ("key-types", "key-checks")
-"""The key-check blocks, in the order a script carries them: ``lua/fragments/<name with _>.lua``."""
+FRAGMENTS = ("key-types", "key-checks", "stats")
+"""The shared blocks (key checks, then the stats count), in the order a script carries them:
+``lua/fragments/<name with _>.lua``."""
 PREFIX_RULE = "prefix-rule"
 """The block each script (each part of a composite) carries in its own validation."""
 

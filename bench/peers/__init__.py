@@ -10,6 +10,7 @@ PEERS: dict[str, str] = {
     "raw": "bench.peers.raw:Raw",
     "rwq": "bench.peers.rwq_peers:Rwq",
     "rwq-declared": "bench.peers.rwq_peers:RwqDeclared",
+    "rwq-stats": "bench.peers.rwq_peers:RwqStats",
     "rwq-lean": "bench.peers.rwq_peers:RwqLean",
     "rwq-proto": "bench.peers.rwq_peers:RwqProto",
     "rwq015": "bench.peers.rwq015:Rwq015",

@@ -1,9 +1,11 @@
-"""rwq four ways: the shipped client, with profile declared-keys, a lean shell over the same
-scripts, and the prototypes.
+"""rwq five ways: the shipped client, with profile declared-keys, with profile stats on, a lean
+shell over the same scripts, and the prototypes.
 
 ``rwq`` is the product (``WorkQueue``), draining as its worker does: ``lease`` once, then one
 ``complete_and_lease`` per item. ``rwq-declared`` is the same with profile declared-keys (SPEC
 §20): every call passes every key its script touches, and the leasing calls their windows.
+``rwq-stats`` is the shipped client on a queue whose statistics are on (profile stats, SPEC §22):
+what counting every event costs.
 ``rwq-lean`` calls EVALSHA on the same canonical scripts with
 prebuilt arguments and no plan, validation or result objects: the gap between the two is the
 client's own overhead. ``rwq-proto`` runs the prototypes of :mod:`bench.proto` (a one-round-trip
@@ -35,7 +37,13 @@ from bench.proto import CLAIM_HEAD, blocking_lease_pipelined
 from rwq import WorkQueue
 from rwq.protocol.scripts import registry
 
-PREFIXES = {"rwq": "rwq0", "rwq-declared": "rwqd", "rwq-lean": "rwql", "rwq-proto": "rwqp"}
+PREFIXES = {
+    "rwq": "rwq0",
+    "rwq-declared": "rwqd",
+    "rwq-stats": "rwqs",
+    "rwq-lean": "rwql",
+    "rwq-proto": "rwqp",
+}
 """Each variant has its own queue: interleaved runs keep all of them in Redis at once. Four
 characters, as redis-work-queue's ``q015``, so that key names weigh the same in the memory figure."""
 
@@ -44,6 +52,8 @@ def _queue(url: str, peer: str = "rwq") -> tuple[redis.Redis, WorkQueue]:
     r = redis.Redis.from_url(url)
     wq = WorkQueue(r, PREFIXES[peer], declared_keys=peer == "rwq-declared")
     wq.counts()  # the one-time server check
+    if peer == "rwq-stats":
+        wq.enable_stats()
     return r, wq
 
 
@@ -97,6 +107,15 @@ def drain_process(job: ProcessJob, barrier: Barrier, counter: Any) -> Drained:
 def drain_process_declared(job: ProcessJob, barrier: Barrier, counter: Any) -> Drained:
     """One drain process with the shipped client and profile declared-keys."""
     _r, wq = _queue(job.url, "rwq-declared")
+    barrier.wait()
+    started = now()
+    done = _drain(wq)
+    return (started, now(), done)
+
+
+def drain_process_stats(job: ProcessJob, barrier: Barrier, counter: Any) -> Drained:
+    """One drain process with the shipped client on a queue whose statistics are on."""
+    _r, wq = _queue(job.url, "rwq-stats")
     barrier.wait()
     started = now()
     done = _drain(wq)
@@ -219,6 +238,27 @@ class RwqDeclared(Rwq):
 
     def drain_target(self) -> DrainProcess | None:
         return drain_process_declared
+
+    def wake_target(self) -> WakeConsumer | None:
+        return None
+
+
+class RwqStats(Rwq):
+    """The shipped client on a queue whose statistics are on: what counting every event costs."""
+
+    name = "rwq-stats"
+    label = "rwq stats on"
+
+    HOW: ClassVar[Mapping[str, str]] = {
+        **Rwq.HOW,
+        "enqueue_one": "as rwq, each add also counted (the flag's TYPE, TIME, HINCRBY)",
+        "enqueue_batch": "as rwq, each add_many counted once (one HINCRBY per call)",
+        "drain_one": "as rwq, each complete_and_lease counting its completion",
+        "drain_batch": "as rwq, each complete_and_lease_many counting its completions once",
+    }
+
+    def drain_target(self) -> DrainProcess | None:
+        return drain_process_stats
 
     def wake_target(self) -> WakeConsumer | None:
         return None

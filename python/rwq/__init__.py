@@ -31,6 +31,7 @@ from .protocol.operations import (
     RwqWarning,
 )
 from .protocol.scripts import PROTOCOL
+from .protocol.stats import QueueStats, StatCounts
 from .worker import Job, Worker, WorkerEvent, WorkerHealth, WorkerStats
 
 __version__ = "1.0.0.dev0"
@@ -55,6 +56,7 @@ __all__ = [
     "NotReplicated",
     "Outcome",
     "PolicyMissing",
+    "QueueStats",
     "RedisFailure",
     "RetryLater",
     "RetryPolicy",
@@ -62,6 +64,7 @@ __all__ = [
     "RwqWarning",
     "ShardCountUnrecorded",
     "ShardMismatch",
+    "StatCounts",
     "UnsupportedServer",
     "WorkQueue",
     "Worker",

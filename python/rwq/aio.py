@@ -11,11 +11,12 @@ from redis.exceptions import NoScriptError, ResponseError
 
 from . import _shell
 from .errors import RwqError
-from .protocol import declared, live, validation
+from .protocol import declared, live, stats, validation
 from .protocol import operations as ops
 from .protocol.commands import Command, Plan, RunScript
 from .protocol.live import Beat, LiveWorker
 from .protocol.operations import CleanReport, Counts, DeadItem, FailResult, Lease, Outcome, RetryPolicy
+from .protocol.stats import QueueStats
 
 T = TypeVar("T")
 
@@ -289,6 +290,18 @@ class AsyncWorkQueue:
     async def workers(self, *, offset: int = 0, count: int = 100) -> list[LiveWorker]:
         """:meth:`WorkQueue.workers`."""
         return await self._run(live.workers(self.keys, offset=offset, count=count))
+
+    async def enable_stats(self) -> bool:
+        """:meth:`WorkQueue.enable_stats`."""
+        return await self._run(stats.stats_enable(self.keys))
+
+    async def disable_stats(self) -> bool:
+        """:meth:`WorkQueue.disable_stats`."""
+        return await self._run(stats.stats_disable(self.keys))
+
+    async def stats(self) -> QueueStats:
+        """:meth:`WorkQueue.stats`."""
+        return await self._run(stats.stats(self.keys))
 
     async def _run(self, plan: Plan[T]) -> T:
         if self.declared_keys:

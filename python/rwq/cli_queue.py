@@ -36,6 +36,7 @@ from .errors import InvalidArgument, NoPermission, RwqError, WrongType
 from .protocol import acl
 from .protocol import validation as v
 from .protocol.operations import CleanReport, DeadItem
+from .protocol.stats import COUNTERS, WINDOWS
 from .sharded import ShardedWorkQueue
 
 DEFAULT_URL = "redis://127.0.0.1:6379/0"
@@ -216,14 +217,61 @@ def payload_text(data: bytes, mode: str) -> str:
 
 @click.command()
 @with_queue_options
-def stats(*, url: str, prefix: str, cluster: bool, shards: int, as_json: bool) -> None:
+@click.option(
+    "--enable",
+    "switch",
+    flag_value="enable",
+    help="Turn the queue's statistics on (profile stats; the admin role's job): every event counts "
+    "from now on, at about 8 % more Redis CPU per drained item.",
+)
+@click.option(
+    "--disable", "switch", flag_value="disable", help="Turn the queue's statistics off and delete its counts."
+)
+def stats(*, url: str, prefix: str, cluster: bool, shards: int, as_json: bool, switch: str | None) -> None:
     """A queue's counts, read at one instant: queued (ready to lease), processing (leased, in
-    flight), delayed (not due yet) and dead (dead-lettered)."""
+    flight), delayed (not due yet) and dead (dead-lettered); and, while its statistics are on
+    (profile stats, SPEC §22), its events per counter: this minute, the last 1, 5, 15 and 60
+    minutes, and per second over the last 5. The observer role's job (rwq acl observer)."""
     with open_queue(url, prefix, cluster, shards) as queue:
+        if switch is not None:
+            changed = queue.enable_stats() if switch == "enable" else queue.disable_stats()
+            state = "on" if switch == "enable" else "off"
+            table = _table(f"statistics of {prefix}", "stats", "changed")
+            table.add_row(state, "yes" if changed else f"no (already {state})")
+            emit(as_json, {"command": f"stats {switch}", "prefix": prefix, "changed": changed}, table)
+            return
         counts = queue.counts()
+        events = queue.stats()
     table = _table(f"queue {prefix}", *COUNTS)
     table.add_row(*(str(n) for n in (counts.queued, counts.processing, counts.delayed, counts.dead)))
-    emit(as_json, {"command": "stats", "prefix": prefix, **asdict(counts)}, table)
+    document: dict[str, Any] = {"command": "stats", "prefix": prefix, **asdict(counts), "stats": None}
+    if not events.enabled:
+        emit(as_json, document, table)
+        return
+    document["stats"] = {
+        "since_ms": events.since_ms,
+        "now_ms": events.now_ms,
+        "current": events.current.as_dict(),
+        "windows": {str(w): window.as_dict() for w, window in events.windows.items()},
+    }
+    if as_json:
+        emit(as_json, document, table)
+        return
+    on = _table(
+        f"events of {prefix}, on since {_ago(events.now_ms - (events.since_ms or 0))}",
+        "counter",
+        "this minute",
+        *(f"{w} min" for w in WINDOWS),
+        "per second (5 min)",
+    )
+    for name in COUNTERS:
+        on.add_row(
+            name,
+            str(getattr(events.current, name)),
+            *(str(getattr(events.windows[w], name)) for w in WINDOWS),
+            f"{events.rate(name, 5):.2f}",
+        )
+    Console(highlight=False, emoji=False, markup=False).print(table, on)
 
 
 @click.command()

@@ -11,11 +11,12 @@ from redis.exceptions import NoScriptError, ResponseError
 
 from . import _shell
 from .errors import RwqError
-from .protocol import declared, live, validation
+from .protocol import declared, live, stats, validation
 from .protocol import operations as ops
 from .protocol.commands import Command, Plan, RunScript
 from .protocol.live import Beat, LiveWorker
 from .protocol.operations import CleanReport, Counts, DeadItem, FailResult, Lease, Outcome, RetryPolicy
+from .protocol.stats import QueueStats
 
 T = TypeVar("T")
 
@@ -280,6 +281,20 @@ class WorkQueue:
     def workers(self, *, offset: int = 0, count: int = 100) -> list[LiveWorker]:
         """The live workers (deadline after the server's now), earliest deadline first."""
         return self._run(live.workers(self.keys, offset=offset, count=count))
+
+    def enable_stats(self) -> bool:
+        """Turn the queue's statistics on (profile stats, SPEC §22; an admin's job): from now on
+        the scripts count its events per minute. False when they were on already."""
+        return self._run(stats.stats_enable(self.keys))
+
+    def disable_stats(self) -> bool:
+        """Turn the queue's statistics off and delete its counts; False when they were off."""
+        return self._run(stats.stats_disable(self.keys))
+
+    def stats(self) -> QueueStats:
+        """The queue's statistics: per counter, this minute's count and the last 1, 5, 15 and 60
+        complete minutes', read at one instant of the server's clock."""
+        return self._run(stats.stats(self.keys))
 
     def _run(self, plan: Plan[T]) -> T:
         if self.declared_keys:

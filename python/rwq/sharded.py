@@ -31,10 +31,12 @@ from .aio import AsyncWorkQueue
 from .client import WorkQueue
 from .errors import NoPermission, RwqError
 from .protocol import sharding as plans
+from .protocol import stats as stats_plans
 from .protocol import validation
 from .protocol.live import Beat, LiveWorker
 from .protocol.operations import CleanReport, Counts, DeadItem, FailResult, Lease, Outcome, RetryPolicy
 from .protocol.sharding import OnBell, ShardLayout, ShardPlan
+from .protocol.stats import QueueStats
 
 T = TypeVar("T")
 log = logging.getLogger("rwq")
@@ -198,6 +200,18 @@ class ShardedWorkQueue:
     def workers(self, *, offset: int = 0, count: int = 100) -> list[LiveWorker]:
         """The live workers, as shard 0 lists them."""
         return self._run(plans.workers(self.layout, offset, count))
+
+    def enable_stats(self) -> bool:
+        """Turn stats on for every shard, shard 0 first (SPEC §22); False when all were on."""
+        return self._run(stats_plans.sharded_enable(self.layout))
+
+    def disable_stats(self) -> bool:
+        """Turn stats off for every shard, shard 0 first; False when all were off."""
+        return self._run(stats_plans.sharded_disable(self.layout))
+
+    def stats(self) -> QueueStats:
+        """The shards' statistics, summed minute by minute (RWQ-STATS-007)."""
+        return self._run(stats_plans.sharded_stats(self.layout))
 
     def _run(self, plan: ShardPlan[T]) -> T:
         try:
@@ -383,6 +397,18 @@ class AsyncShardedWorkQueue:
     async def workers(self, *, offset: int = 0, count: int = 100) -> list[LiveWorker]:
         """:meth:`ShardedWorkQueue.workers`."""
         return await self._run(plans.workers(self.layout, offset, count))
+
+    async def enable_stats(self) -> bool:
+        """:meth:`ShardedWorkQueue.enable_stats`."""
+        return await self._run(stats_plans.sharded_enable(self.layout))
+
+    async def disable_stats(self) -> bool:
+        """:meth:`ShardedWorkQueue.disable_stats`."""
+        return await self._run(stats_plans.sharded_disable(self.layout))
+
+    async def stats(self) -> QueueStats:
+        """:meth:`ShardedWorkQueue.stats`."""
+        return await self._run(stats_plans.sharded_stats(self.layout))
 
     async def _run(self, plan: ShardPlan[T]) -> T:
         try:

@@ -23,10 +23,22 @@ from ..errors import RwqError
 from ..protocol.live import Beat
 from ..protocol.operations import CleanReport, DeadItem, FailOutcome, FailResult, Lease, Outcome, RetryPolicy
 from ..protocol.scripts import registry
+from ..protocol.stats import QueueStats
 from ..sharded import ShardedWorkQueue
 from .encoding import Json, decode_bytes, encode_bytes
 
-PROFILES = ["core", "retry", "delay", "ack", "flat", "sharded", "legacy-lease", "declared-keys", "workers"]
+PROFILES = [
+    "core",
+    "retry",
+    "delay",
+    "ack",
+    "flat",
+    "sharded",
+    "legacy-lease",
+    "declared-keys",
+    "workers",
+    "stats",
+]
 Queue = WorkQueue | ShardedWorkQueue
 """A session's queue: profile sharded's (option ``shards``) or a plain one."""
 OUTCOMES = {Outcome.DONE: "done", Outcome.GONE: "gone", Outcome.LEASE_LOST: "lease_lost"}
@@ -125,6 +137,16 @@ def _beat(beat: Beat) -> Json:
     return {"now_ms": beat.now_ms, "removed": beat.removed}
 
 
+def _stats(stats: QueueStats) -> Json:
+    return {
+        "enabled": stats.enabled,
+        "since_ms": stats.since_ms,
+        "now_ms": stats.now_ms,
+        "current": stats.current.as_dict(),
+        "windows": {str(w): counts.as_dict() for w, counts in stats.windows.items()},
+    }
+
+
 def _complete_and_lease(queue: Queue, p: dict[str, Any]) -> Json:
     outcomes, leases = queue.complete_and_lease_many(
         [_target(t) for t in p["items"]],
@@ -191,6 +213,9 @@ METHODS: dict[str, Callable[[Queue, dict[str, Any]], Json]] = {
         {"id": w.id, "record": w.record, "deadline_ms": w.deadline_ms}
         for w in q.workers(**_given(p, "offset", "count"))
     ],
+    "stats_enable": lambda q, p: q.enable_stats(),
+    "stats_disable": lambda q, p: q.disable_stats(),
+    "stats": lambda q, p: _stats(q.stats()),
 }
 
 

@@ -20,28 +20,42 @@ _DELAY = ("delayed", "delayed:data")
 _LISTS = ("queue", "processing")
 _FLAT = ("in_flight",)
 _WORKERS = ("workers", "workers:seen")
+_STATS = ("stats", "stats:series")
 
 SCRIPT_KEYS: dict[str, frozenset[str]] = {
-    "add": frozenset({"queue", *_ITEM, *_DELAY, "dead"}),
-    "claim": frozenset({*_LISTS, *_FLAT, *_ITEM, *_RETRY}),
-    "complete": frozenset({*_LISTS, *_FLAT, *_ITEM, "attempts", *_DELAY}),
-    "complete_and_lease": frozenset({*_LISTS, *_FLAT, *_ITEM, *_RETRY, *_DELAY}),
+    "add": frozenset({"queue", *_ITEM, *_DELAY, "dead", *_STATS}),
+    "claim": frozenset({*_LISTS, *_FLAT, *_ITEM, *_RETRY, *_STATS}),
+    "complete": frozenset({*_LISTS, *_FLAT, *_ITEM, "attempts", *_DELAY, *_STATS}),
+    "complete_and_lease": frozenset({*_LISTS, *_FLAT, *_ITEM, *_RETRY, *_DELAY, *_STATS}),
     "counts": frozenset({*_LISTS, *_FLAT, "delayed", "dead"}),
     "dead": frozenset({"queue", *_ITEM, *_RETRY, "delayed"}),
-    "deep_clean": frozenset({*_LISTS, *_FLAT, *_ITEM, "deep_clean:*"}),
-    "fail": frozenset({*_LISTS, *_FLAT, *_ITEM, *_RETRY, *_DELAY}),
-    "lease": frozenset({*_LISTS, *_FLAT, *_ITEM, *_RETRY, *_DELAY}),
-    "light_clean": frozenset({*_LISTS, *_FLAT, *_ITEM, "cleaned", *_RETRY, *_DELAY}),
+    "deep_clean": frozenset({*_LISTS, *_FLAT, *_ITEM, "deep_clean:*", *_STATS}),
+    "fail": frozenset({*_LISTS, *_FLAT, *_ITEM, *_RETRY, *_DELAY, *_STATS}),
+    "lease": frozenset({*_LISTS, *_FLAT, *_ITEM, *_RETRY, *_DELAY, *_STATS}),
+    "light_clean": frozenset({*_LISTS, *_FLAT, *_ITEM, "cleaned", *_RETRY, *_DELAY, *_STATS}),
     "release": frozenset({*_LISTS, *_FLAT, *_ITEM, *_DELAY, "policy", "attempts"}),
     "renew": frozenset({"queue", *_FLAT, *_ITEM}),
     "set_policy": frozenset({"queue", "policy"}),
     "shards": frozenset({"queue", "shards"}),
     "ring": frozenset(),  # its one key is the doorbell {P#bell}, outside every shard's P: (SPEC §19)
     "heartbeat": frozenset({"queue", *_WORKERS}),
+    "stats": frozenset({"queue", *_STATS}),
 }
-"""Per canonical script: the key families ``<P>:<family>`` it may read or write (SPEC §3, §15, §16)."""
+"""Per canonical script: the key families ``<P>:<family>`` it may read or write (SPEC §3, §15, §16,
+§21, §22). The scripts that count profile stats read the flag ``stats`` and write the series."""
 
-FAMILIES = (*_LISTS, *_FLAT, *_ITEM, "deep_clean:*", "cleaned", *_RETRY, *_DELAY, "shards", *_WORKERS)
+FAMILIES = (
+    *_LISTS,
+    *_FLAT,
+    *_ITEM,
+    "deep_clean:*",
+    "cleaned",
+    *_RETRY,
+    *_DELAY,
+    "shards",
+    *_WORKERS,
+    *_STATS,
+)
 """Every key family of the layout, in the order of SPEC §3: the order the rules are printed in."""
 
 
@@ -107,7 +121,7 @@ ROLES: dict[str, Role] = {
             "nothing",
             ("add",),
             ("wait",),
-            read_only=("dead",),
+            read_only=("dead", "stats"),
         ),
         Role(
             "worker",
@@ -127,33 +141,35 @@ ROLES: dict[str, Role] = {
                 "heartbeat",
             ),
             ("blmove", "wait"),
-            read_only=("policy",),
+            read_only=("policy", "stats"),
         ),
         Role(
             "operator",
             "counts, light_clean, deep_clean, the dead-letter set (list, get, requeue, purge), "
-            "read the policy, list the live workers",
+            "read the policy, list the live workers, read the stats",
             "add; renew, complete, release and fail (never lease)",
             ("counts", "light_clean", "deep_clean", "dead", "heartbeat"),
             ("scan", "hgetall"),
             ("policy",),
-            read_only=("policy", *_WORKERS),
+            read_only=("policy", *_WORKERS, "stats"),
+            reads=("stats",),
         ),
         Role(
             "admin",
-            "load the scripts, set and read the retry policy, record a sharded queue's shard count",
+            "load the scripts, set and read the retry policy, record a sharded queue's shard count, "
+            "turn the stats on and off (profile stats)",
             "nothing",
-            ("set_policy",),
+            ("set_policy", "stats"),
             ("script|load", "hgetall"),
         ),
         Role(
             "observer",
-            "counts, list the live workers (dashboards, exporters, rwq workers)",
+            "counts, list the live workers, read the stats (dashboards, exporters, rwq workers, rwq stats)",
             "nothing",
             ("counts",),
             (),
-            read_only=("in_flight", "delayed", "dead", *_WORKERS),
-            reads=("heartbeat",),
+            read_only=("in_flight", "delayed", "dead", *_WORKERS, *_STATS),
+            reads=("heartbeat", "stats"),
         ),
     )
 }

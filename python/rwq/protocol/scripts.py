@@ -28,6 +28,7 @@ SCRIPT_NAMES = (
     "shards",
     "ring",
     "heartbeat",
+    "stats",
 )
 
 
