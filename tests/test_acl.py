@@ -12,6 +12,7 @@ import threading
 import time
 import warnings
 from collections.abc import Callable, Iterator
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -388,6 +389,9 @@ def test_script_table_matches_the_scripts() -> None:
         body = (LUA / f"{name}.lua").read_text()
         # The declared-keys check (SPEC §20) compares key names; it touches no key.
         body = re.sub(r"-- rwq:declared-keys begin.*?-- rwq:declared-keys end", "", body, flags=re.S)
+        # The key checks compare key names with the stats flag (RWQ-STATS-009); only the scripts
+        # that put the flag in their checks read it.
+        body = re.sub(r"local function checked_without_flag.*?\nend\n", "", body, flags=re.S)
         built = {n + "*" if n.endswith(":") else n for n in re.findall(r"\.\. '([a-z_:]+)'", body)}
         built = {re.sub(r"^:data$", "delayed:data", n) for n in built}  # delayed .. ':data'
         assert built <= families, name
@@ -423,6 +427,38 @@ LIVE_WRITES = {"worker_beat", "worker_beat, one expired", "worker_leave"}
 STATS_WRITES = {"enable_stats", "disable_stats"}
 """Only the admin writes the stats flag; declared, the flag is read-write for every role that
 counts (each has SET, DEL and TYPE already)."""
+
+
+STATS_OPERATIONS = {"enable_stats", "disable_stats", "stats"}
+
+
+@pytest.mark.parametrize("role", ["producer", "worker", "operator"])
+def test_a_role_from_before_profile_stats_still_does_its_job(
+    role: str, r: redis.Redis, redis_server: RedisServer
+) -> None:
+    """RWQ-STATS-009: a user made from this role's ACL line as it was before profile stats (no
+    ``P:stats`` keys, no HINCRBY) does every job of the role on a queue whose stats are on, and
+    counts nothing: upgrading the client does not break a deployment's users."""
+    new = rwq_acl(role, "--prefix", QUEUE, "--user", f"old-{role}")
+    gone = {f"%R~{QUEUE}:stats", f"~{QUEUE}:stats:series", "+hincrby"}
+    old = " ".join(word for word in new.split() if word not in gone)
+    assert old != new
+    create_user(r, old)
+    client = connect(redis_server, f"old-{role}")
+    series = f"{QUEUE}:stats:series"
+    try:
+        for name in sorted((JOBS[role] | ALSO[role]) - STATS_OPERATIONS):
+            r.flushall()
+            r.script_flush()  # the EVAL fallback runs as the old user too
+            setup, op = OPERATIONS[name]
+            WorkQueue(r, QUEUE).enable_stats()
+            state = setup(WorkQueue(r, QUEUE))
+            before = r.hgetall(series)
+            outcome = outcome_of(role, partial(op, WorkQueue(client, QUEUE), state), r)
+            assert (name, outcome, r.hgetall(series)) == (name, "ok", before)
+    finally:
+        client.close()
+        r.acl_deluser(f"old-{role}")
 
 
 @pytest.mark.parametrize("role", list(acl.ROLES))

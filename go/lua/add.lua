@@ -184,7 +184,17 @@ for i = 2, #ARGV, 2 do
 end
 local n, bad = #keys, nil
 for i = 1, #absent, 2 do keys[n + (i + 1) / 2] = absent[i] end
-local existing = redis.call('EXISTS', unpack(keys))
+local existing = redis.pcall('EXISTS', unpack(keys))
+if type(existing) == 'table' then
+  -- A role whose ACL lines predate profile stats may not read the flag: stats are off for its
+  -- calls (RWQ-STATS-009); any other refusal is raised again below.
+  types[flag] = false
+  local rest = {}
+  for i = 1, #keys do
+    if keys[i] ~= flag then rest[#rest + 1] = keys[i] end
+  end
+  existing = redis.call('EXISTS', unpack(rest))
+end
 if existing == 0 then
   for i = 1, #absent, 2 do types[absent[i]] = false end
 else

@@ -158,8 +158,10 @@ local attempt = 0
 if redis.call('EXISTS', prefix .. 'policy') == 1 then
   attempt = stored_int(redis.call('HGET', prefix .. 'attempts', id)) + 1
   local max_attempts = stored_int(redis.call('HGET', prefix .. 'policy', 'max_attempts'))
-  -- A dead-letter reads the stats flag, before the first write.
-  local counting = max_attempts > 0 and attempt > max_attempts and redis.call('TYPE', prefix .. 'stats').ok
+  -- A dead-letter reads the stats flag, before the first write ('none' for a role whose ACL lines
+  -- predate profile stats and may not read it, RWQ-STATS-009).
+  local counting = max_attempts > 0 and attempt > max_attempts
+    and (redis.pcall('TYPE', prefix .. 'stats').ok or 'none')
   if counting and counting ~= 'none' and counting ~= 'string' then
     return redis.error_reply('RWQ_WRONG_TYPE ' .. prefix .. 'stats holds another Redis type than SPEC 3 gives it')
   end

@@ -185,7 +185,7 @@ elseif mode == 'requeue' then
       requeued[#requeued + 1] = id
     end
   end
-  local counting = #requeued > 0 and redis.call('TYPE', prefix .. 'stats').ok
+  local counting = #requeued > 0 and (redis.pcall('TYPE', prefix .. 'stats').ok or 'none') -- RWQ-STATS-009
   if counting and counting ~= 'none' and counting ~= 'string' then
     return redis.error_reply('RWQ_WRONG_TYPE ' .. prefix .. 'stats holds another Redis type than SPEC 3 gives it')
   end

@@ -136,6 +136,42 @@ local batch, batch_absent, batch_values = {}, {}, nil
 -- differ, which key of `strings` holds another type. Returns the MGET values (false: missing;
 -- nil when there were no string keys) and the first key of another type, or nil. A key of
 -- `absent` whose type is known already is not counted again.
+-- check_keys again without the stats flag <P>:stats, which rides in the checks of the scripts
+-- that count (profile stats): for a role whose ACL lines predate the profile and may not read it,
+-- stats are off (the flag missing, RWQ-STATS-009); any other refusal is raised as redis.call
+-- raises it. Returns the MGET values, the EXISTS count and the new end of `strings`.
+local function checked_without_flag(strings, s, n)
+  local flag, rest, kept, values, existing = string.sub(KEYS[1], 1, -6) .. 'stats', {}, 0, nil, 0
+  types[flag] = false
+  for i = 1, n do
+    if strings[i] ~= flag then
+      rest[#rest + 1] = strings[i]
+      if i <= s then kept = kept + 1 end
+    end
+  end
+  if s > 0 then
+    local got, j = kept > 0 and redis.call('MGET', unpack(rest, 1, kept)) or {}, 0
+    values = {}
+    for i = 1, s do
+      if strings[i] == flag then
+        values[i] = false
+      else
+        j = j + 1
+        values[i] = got[j]
+      end
+    end
+  end
+  if #rest > 0 then existing = redis.call('EXISTS', unpack(rest)) end
+  local m = s
+  for i = s + 1, n do
+    if strings[i] ~= flag then
+      m = m + 1
+      strings[m] = strings[i]
+    end
+  end
+  for i = n, m + 1, -1 do strings[i] = nil end
+  return values, existing, m
+end
 local function check_keys(strings, absent)
   local s, n, values, existing, found = #strings, #strings, nil, 0, 0
   for i = 1, #absent, 2 do
@@ -145,8 +181,11 @@ local function check_keys(strings, absent)
       strings[n] = absent[i]
     end
   end
-  if s > 0 then values = redis.call('MGET', unpack(strings, 1, s)) end
-  if n > 0 then existing = redis.call('EXISTS', unpack(strings, 1, n)) end
+  if s > 0 then values = redis.pcall('MGET', unpack(strings, 1, s)) end
+  if n > 0 then existing = redis.pcall('EXISTS', unpack(strings, 1, n)) end
+  if type(existing) == 'table' or values and values.err then
+    values, existing, n = checked_without_flag(strings, s, n)
+  end
   for i = 1, values and s or 0 do
     if values[i] then found = found + 1 end
   end
