@@ -9,6 +9,9 @@ export { ShardedQueue } from "./sharded.js";
 export {
   type Beat, type LiveWorker, newWorkerId, DEFAULT_HEARTBEAT_MS, DEFAULT_HEARTBEAT_TTL_MS, MAX_WORKER_RECORD_BYTES,
 } from "./live.js";
+export {
+  type QueueStats, type StatCounts, type StatRates, type StatCounter, type StatWindow, STAT_COUNTERS, STAT_WINDOWS,
+} from "./stats.js";
 export { scriptSha1s } from "./scripts.js";
 export { decodeId as idFromBytes, encodeId as idToBytes } from "./ids.js";
 export { PROTOCOL } from "./scripts.generated.js";
