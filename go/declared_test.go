@@ -37,6 +37,7 @@ func TestParseDeclared(t *testing.T) {
 func TestDeclaredKeysShape(t *testing.T) {
 	keys := declaredKeys("complete", []string{"{p}:queue", "{p}:processing"}, []any{"owner", "a", "t1", "b", "t2", "a", "t3"}, []string{"b", "c"})
 	want := []string{"{p}:queue", "{p}:processing", "{p}:in_flight", "{p}:attempts", "{p}:delayed", "{p}:delayed:data",
+		"{p}:stats", "{p}:stats:series",
 		"{p}:item:a", "{p}:lease:a", "{p}:leased_by_session:a",
 		"{p}:item:b", "{p}:lease:b", "{p}:leased_by_session:b",
 		"{p}:item:c", "{p}:lease:c", "{p}:leased_by_session:c"}

@@ -49,7 +49,13 @@ def first(plan: Plan[object]) -> RunScript:
 
 
 def test_declared_names_are_the_headers() -> None:
-    assert declared.declared_names(registry()["add"]) == (b"dead", b"delayed", b"delayed:data")
+    assert declared.declared_names(registry()["add"]) == (
+        b"dead",
+        b"delayed",
+        b"delayed:data",
+        b"stats",
+        b"stats:series",
+    )
     assert declared.declared_names(registry()["ring"]) == ()
     lease = declared.declared_names(registry()["lease"])
     assert declared.declared_names(registry()["complete_and_lease"]) == lease
@@ -69,6 +75,8 @@ def test_a_named_call_declares_its_ids_once_after_the_declared_keys() -> None:
         P + b"dead",
         P + b"delayed",
         P + b"delayed:data",
+        P + b"stats",
+        P + b"stats:series",
         *triple(b"a"),
         *triple(b"b"),
     )
