@@ -116,7 +116,11 @@ func (q *Queue) Stats(ctx context.Context) (QueueStats, error) {
 	if len(minutes) != statMinutes {
 		return QueueStats{}, unexpected("stats", reply)
 	}
-	s := QueueStats{Enabled: toInt(arr[1]) >= 0, SinceMs: max(0, toInt(arr[1])), NowMs: toInt(arr[0]), Minute: toInt(arr[2])}
+	since := toInt(arr[1]) // -1: off
+	s := QueueStats{Enabled: since >= 0, NowMs: toInt(arr[0]), Minute: toInt(arr[2])}
+	if s.Enabled {
+		s.SinceMs = since
+	}
 	for _, m := range minutes {
 		c, _ := m.([]any)
 		if len(c) != 5 {

@@ -70,6 +70,9 @@ func TestStatsWindowsAndRates(t *testing.T) {
 	if r := s.Rates(5); r.Completed != 11.0/300 || r.Added != 3.0/300 || r.Failed != 0 {
 		t.Fatalf("rates over 5 minutes %+v", r)
 	}
+	if r1, r60 := s.Rates(1), s.Rates(60); r1.Completed != 1.0/60 || r60.Completed != 1111.0/3600 || s.Rates(61) != r60 {
+		t.Fatalf("rates over 1, 60 and 61 minutes %+v %+v %+v", r1, r60, s.Rates(61))
+	}
 	if s.Window(1000) != s.Window(60) || s.Rates(1000) != s.Rates(60) || s.Window(0) != (StatCounts{}) || s.Rates(0) != (StatRates{}) {
 		t.Fatal("windows past the series or under one minute")
 	}
