@@ -57,6 +57,11 @@ type WorkQueue interface {
 	WorkerBeat(ctx context.Context, id string, ttlMs int64, record map[string]any) (Beat, error)
 	WorkerLeave(ctx context.Context, id string) (bool, error)
 	Workers(ctx context.Context, offset, count int) ([]LiveWorker, error)
+
+	// Profile stats (SPEC §22): queue statistics.
+	EnableStats(ctx context.Context) (bool, error)
+	DisableStats(ctx context.Context) (bool, error)
+	Stats(ctx context.Context) (QueueStats, error)
 }
 
 var (

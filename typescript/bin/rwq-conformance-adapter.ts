@@ -87,6 +87,12 @@ const methods: Record<string, (q: AnyQueue, p: Json) => Promise<Json>> = {
   worker_leave: (q, p) => q.workerLeave(p.id),
   workers: async (q, p) =>
     (await q.workers(opt({ offset: p.offset, count: p.count }))).map((w) => ({ id: w.id, record: w.record, deadline_ms: w.deadlineMs })),
+  stats_enable: (q) => q.enableStats(),
+  stats_disable: (q) => q.disableStats(),
+  stats: async (q) => {
+    const s = await q.stats();
+    return { enabled: s.enabled, since_ms: s.sinceMs, now_ms: s.nowMs, current: s.current, windows: s.windows };
+  },
 };
 
 interface Session {
@@ -134,7 +140,7 @@ function hello(a: Json): Json {
   return {
     protocol: 1,
     implementation: { name: "rwq-typescript", language: "typescript", version: VERSION },
-    profiles: ["core", "retry", "delay", "ack", "flat", "sharded", "legacy-lease", "declared-keys", "workers"],
+    profiles: ["core", "retry", "delay", "ack", "flat", "sharded", "legacy-lease", "declared-keys", "workers", "stats"],
     methods: Object.keys(methods).sort(),
     scripts: scriptSha1s(),
     capabilities: { cluster: true },

@@ -10,6 +10,9 @@ export {
   type Beat, type LiveWorker, newWorkerId, DEFAULT_HEARTBEAT_MS, DEFAULT_HEARTBEAT_TTL_MS, MAX_WORKER_RECORD_BYTES,
 } from "./live.js";
 export { CronSchedule, parseCron, MAX_CRON_BYTES, MAX_ZONE_BYTES, MAX_CRON_AFTER_MS } from "./cron.js";
+export {
+  type QueueStats, type StatCounts, type StatRates, type StatCounter, type StatWindow, STAT_COUNTERS, STAT_WINDOWS,
+} from "./stats.js";
 export { scriptSha1s } from "./scripts.js";
 export { decodeId as idFromBytes, encodeId as idToBytes } from "./ids.js";
 export { PROTOCOL } from "./scripts.generated.js";

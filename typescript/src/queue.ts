@@ -10,6 +10,7 @@ import { LeaseLostError, NotReplicatedError, RedisError, UnsupportedServerError,
 import { decodeId } from "./ids.js";
 import { type Beat, type LiveWorker, beatReply, checkBeat, checkListing, checkWorkerId, listReply } from "./live.js";
 import { type ScriptName, scripts } from "./scripts.js";
+import { type QueueStats, statsReply } from "./stats.js";
 import {
   type CleanReport, type Counts, DEFAULT_RETRY_POLICY, type DeadItem, type FailOptions, type FailResult,
   type Item, Lease, type Payload, type Outcome, type ReleaseOptions, type RetryPolicy, leaseParts, outcome,
@@ -682,6 +683,26 @@ export class Queue {
   async workers(options: { offset?: number; count?: number } = {}): Promise<LiveWorker[]> {
     const [offset, count] = checkListing(options);
     return listReply(await this.eval("heartbeat", this.one(), ["list", offset, count]));
+  }
+
+  // ---- profile stats (SPEC §22) ----
+
+  /** Turns the queue's statistics on (an admin's job): from now on the scripts count its events
+   * per minute. False when they were on already (their `sinceMs` is kept). */
+  async enableStats(): Promise<boolean> {
+    return (await this.eval("stats", this.one(), ["enable"])) === 1;
+  }
+
+  /** Turns the queue's statistics off and deletes its counts; false when they were off. */
+  async disableStats(): Promise<boolean> {
+    return (await this.eval("stats", this.one(), ["disable"])) === 1;
+  }
+
+  /** The queue's statistics from one script call (RWQ-STATS-006): per counter, the current
+   * minute's count and the last 1, 5, 15 and 60 complete minutes', with rates. WrongTypeError
+   * when either stats key holds another Redis type. */
+  async stats(): Promise<QueueStats> {
+    return statsReply(await this.eval("stats", this.one(), ["read"]));
   }
 
   /** Applies the policy's dead-letter retention; how many dead items it removed. */

@@ -13,6 +13,7 @@ import { encodeId } from "./ids.js";
 import { type Beat, type LiveWorker, checkBeat, checkListing, checkWorkerId } from "./live.js";
 import { Queue, type QueueOptions, type RedisClient, SHARD, checkReleaseOptions, failArgs, masterFor, policyArgs } from "./queue.js";
 import { scripts } from "./scripts.js";
+import { type QueueStats, summed } from "./stats.js";
 import type { CleanReport, Counts, DeadItem, FailOptions, FailResult, Item, Lease, Outcome, Payload, ReleaseOptions, RetryPolicy } from "./types.js";
 import { leaseParts } from "./types.js";
 import { MAX_BATCH, MAX_SHARDS, checkArray, checkBatch, checkDuration, checkInt, checkPrefix, idBytes, newIdBytes, quote } from "./validate.js";
@@ -354,6 +355,31 @@ export class ShardedQueue {
     checkListing(options);
     await this.ready();
     return this.shard(0).workers(options);
+  }
+
+  /** Turns stats on for every shard, shard 0 first (RWQ-STATS-007); true when this call turned
+   * them on for any shard. */
+  async enableStats(): Promise<boolean> {
+    await this.ready();
+    let changed = false;
+    for (const q of this.shards) changed = (await q.enableStats()) || changed;
+    return changed;
+  }
+
+  /** Turns stats off for every shard, shard 0 first; true when any shard had them on. */
+  async disableStats(): Promise<boolean> {
+    await this.ready();
+    let changed = false;
+    for (const q of this.shards) changed = (await q.disableStats()) || changed;
+    return changed;
+  }
+
+  /** Every shard's statistics, summed minute by minute (RWQ-STATS-007). */
+  async stats(): Promise<QueueStats> {
+    await this.ready();
+    const reads: QueueStats[] = [];
+    for (const q of this.shards) reads.push(await q.stats());
+    return summed(reads);
   }
 
   /** Every shard's dead items merged by dead-letter time, newest first (RWQ-SHARD-008). */

@@ -200,6 +200,13 @@ var methods = map[string]func(q Q, p P) (any, error){
 		}
 		return out, err
 	},
+	"stats_enable":  func(q Q, p P) (any, error) { return q.EnableStats(ctx) },
+	"stats_disable": func(q Q, p P) (any, error) { return q.DisableStats(ctx) },
+	"stats": func(q Q, p P) (any, error) {
+		s, err := q.Stats(ctx)
+		since := map[bool]any{true: s.SinceMs}[s.Enabled] // null while off
+		return map[string]any{"enabled": s.Enabled, "since_ms": since, "now_ms": s.NowMs, "current": s.Current(), "windows": s.Windows()}, err
+	},
 }
 
 // record is worker_beat's record: a JSON object. Any other JSON value cannot reach the library's
@@ -292,7 +299,7 @@ func dispatch(op string, a P) (any, error) {
 		}
 		slices.Sort(names)
 		return map[string]any{"protocol": 1, "implementation": map[string]string{"name": "rwq-go", "language": "go", "version": rwq.Version},
-			"profiles": []string{"core", "retry", "delay", "ack", "flat", "sharded", "legacy-lease", "declared-keys", "workers"},
+			"profiles": []string{"core", "retry", "delay", "ack", "flat", "sharded", "legacy-lease", "declared-keys", "workers", "stats"},
 			"methods":  names, "scripts": rwq.ScriptSHA1s(), "capabilities": map[string]bool{"cluster": true}}, nil
 	case "open":
 		return open(a)
