@@ -14,7 +14,7 @@ export interface Script {
 /** The names every RWQ/1 client needs. */
 const NAMES = [
   "add", "lease", "claim", "renew", "complete", "complete_and_lease", "release", "counts",
-  "light_clean", "deep_clean", "set_policy", "fail", "dead", "shards", "ring", "heartbeat",
+  "light_clean", "deep_clean", "set_policy", "fail", "dead", "shards", "ring", "heartbeat", "schedule", "fire",
 ] as const;
 export type ScriptName = (typeof NAMES)[number];
 

@@ -28,6 +28,8 @@ SCRIPT_NAMES = (
     "shards",
     "ring",
     "heartbeat",
+    "schedule",
+    "fire",
 )
 
 
