@@ -18,6 +18,7 @@ def keyspace(r: redis.Redis) -> dict[bytes, tuple[bytes | None, int]]:
     """Every key, its serialized value and its TTL in seconds."""
     return {key: (r.dump(key), round(r.pttl(key) / 1000)) for key in sorted(r.keys("*"))}  # type: ignore[misc]
 
+
 EVERY = b'{"v":1,"every_ms":60000,"offset_ms":0,"missed":"skip","grace_ms":60000}'
 DIGEST = hashlib.sha1(EVERY).hexdigest()
 
@@ -72,7 +73,7 @@ def test_list_pages_every_schedule_with_its_state(fr: redis.Redis) -> None:
     assert call(fr, "schedule", b"pause", b"b") == 1
     now = now_ms(fr)
     reply = call(fr, "schedule", b"list", b"0", b"1000")
-    assert reply[0] == now and reply[1] == b"0"
+    assert reply[:2] == [now, b"0"]
     rows = sorted(reply[2])
     mark = str(now).encode()
     assert rows == [[b"a", EVERY, b"payload", mark, b""], [b"b", EVERY, b"", mark, mark]]
@@ -96,7 +97,9 @@ def test_fire_at_the_slot_not_before_and_once(fr: redis.Redis, frozen_server: Re
     assert fr.exists(Q, P + b"item:" + item) == 0
 
 
-def test_fire_two_due_slots_in_order_and_early_stops_the_rest(fr: redis.Redis, frozen_server: RedisServer) -> None:
+def test_fire_two_due_slots_in_order_and_early_stops_the_rest(
+    fr: redis.Redis, frozen_server: RedisServer
+) -> None:
     put(fr)
     first = slot_after(fr)
     frozen_server.advance(first + 60_000 - now_ms(fr))
@@ -113,7 +116,7 @@ def test_refusals_write_nothing(fr: redis.Redis, frozen_server: RedisServer) -> 
     frozen_server.advance(slot - now_ms(fr))
     before = keyspace(fr)
     assert call(fr, "fire", b"s", hashlib.sha1(b"older").hexdigest(), slot)[1] == b"stale"
-    with pytest.raises(redis.ResponseError, match="RWQ_INVALID_ARGUMENT .*grid"):
+    with pytest.raises(redis.ResponseError, match=r"RWQ_INVALID_ARGUMENT .*grid"):
         call(fr, "fire", b"s", DIGEST, slot - 1)
     assert call(fr, "schedule", b"pause", b"s") == 1
     assert call(fr, "schedule", b"pause", b"s") == 0
@@ -136,7 +139,9 @@ def test_late_slots_under_skip_and_once(fr: redis.Redis, frozen_server: RedisSer
     assert call(fr, "fire", b"o", hashlib.sha1(once).hexdigest(), slot)[3] == [1]
 
 
-def test_an_existing_id_moves_the_watermark_and_adds_nothing(fr: redis.Redis, frozen_server: RedisServer) -> None:
+def test_an_existing_id_moves_the_watermark_and_adds_nothing(
+    fr: redis.Redis, frozen_server: RedisServer
+) -> None:
     """RWQ-SCHED-008: a live, delayed or dead item with the slot's id: outcome 0, watermark moved."""
     wide = b'{"v":1,"every_ms":60000,"grace_ms":600000}'
     put(fr, definition=wide)
@@ -204,7 +209,7 @@ def test_declared_fire_names_every_slot_id(fr: redis.Redis, frozen_server: Redis
     names = (b"schedules", b"schedules:data", b"schedules:fired", b"schedules:paused", b"dead", b"delayed")
     declared = (Q, *(P + n for n in names))
     item = f"s@{slot}".encode()
-    with pytest.raises(redis.ResponseError, match="RWQ_INVALID_ARGUMENT .*declared"):
+    with pytest.raises(redis.ResponseError, match=r"RWQ_INVALID_ARGUMENT .*declared"):
         call(fr, "fire", b"s", DIGEST, slot, keys=declared)
     triple = (P + b"item:" + item, P + b"lease:" + item, P + b"leased_by_session:" + item)
     assert call(fr, "fire", b"s", DIGEST, slot, keys=(*declared, *triple))[3] == [1]

@@ -1,0 +1,266 @@
+"""Profile periodic (SPEC §23) through the reference client: schedules, fire, and the schedulers,
+on a frozen-clock server."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import threading
+import time
+from collections import Counter
+from collections.abc import Iterator
+
+import pytest
+import redis
+import redis.asyncio as aioredis
+
+from rwq import AsyncScheduler, AsyncWorkQueue, InvalidArgument, Schedule, Scheduler, WorkQueue
+from rwq.conformance.redis_server import RedisServer
+from rwq.protocol.periodic import StoredSchedule
+from rwq.sharded import ShardedWorkQueue
+
+EVERY = Schedule.every(60_000)
+
+
+@pytest.fixture
+def fr(frozen_server: RedisServer) -> Iterator[redis.Redis]:
+    client = frozen_server.client()
+    client.flushall()
+    yield client
+    client.close()
+
+
+def now_ms(r: redis.Redis) -> int:
+    seconds, micros = r.time()
+    return int(seconds) * 1000 + int(micros) // 1000
+
+
+def to_slot(r: redis.Redis, server: RedisServer, every: int = 60_000, extra: int = 0) -> int:
+    """Advance the frozen clock to the next grid slot (plus ``extra`` ms); that slot."""
+    slot = (now_ms(r) // every + 1) * every
+    server.advance(slot + extra - now_ms(r))
+    return slot
+
+
+@pytest.mark.parametrize(
+    "bad",
+    [
+        lambda: Schedule.every(999),
+        lambda: Schedule.every(1000, offset_ms=1000),
+        lambda: Schedule.every(1000, missed="never"),
+        lambda: Schedule.every(1000, grace_ms=86_400_001),
+        lambda: Schedule(every_ms=1000, cron="* * * * *").checked(),
+        lambda: Schedule().checked(),
+        lambda: Schedule(cron="* * * * *", tz="Europe/Lon don").checked(),
+    ],
+)
+def test_bad_definitions_are_refused_before_any_io(bad: object) -> None:
+    """RWQ-SCHED-001."""
+    with pytest.raises(InvalidArgument):
+        bad()  # type: ignore[operator]
+
+
+def test_bad_names_and_sharded_queues_send_nothing(fr: redis.Redis) -> None:
+    """RWQ-SCHED-001, -016: nothing reaches Redis."""
+    queue = WorkQueue(fr, "p")
+    for name in ("", "x" * 201, ".a", "a@1", "a b"):
+        with pytest.raises(InvalidArgument):
+            queue.put_schedule(name, EVERY)
+    with pytest.raises(InvalidArgument):
+        queue.fire("s", "0" * 40, [])
+    with pytest.raises(InvalidArgument):
+        queue.fire("s", "0" * 40, [2000, 1000])
+    with pytest.raises(InvalidArgument, match="RWQ-SCHED-016"):
+        ShardedWorkQueue(fr, "p", shards=2).put_schedule("s", EVERY)
+    assert fr.dbsize() == 0
+    queue.put_schedule("x" * 200, Schedule.every(31_536_000_000, offset_ms=31_535_999_999))
+    assert [s.name for s in queue.schedules().schedules] == ["x" * 200]
+
+
+def test_put_list_pause_resume_remove(fr: redis.Redis, frozen_server: RedisServer) -> None:
+    queue = WorkQueue(fr, "p")
+    assert queue.put_schedule("s", EVERY, b"data") is True
+    start = now_ms(fr)
+    frozen_server.advance(1000)
+    assert queue.put_schedule("s", Schedule.every(1000), b"other") is False
+    assert queue.pause_schedule("s") is True
+    assert queue.pause_schedule("s") is False
+    listing = queue.schedules()
+    definition = b'{"v":1,"every_ms":1000,"offset_ms":0,"missed":"skip","grace_ms":60000}'
+    assert listing.schedules == [StoredSchedule("s", definition, b"other", start, start + 1000)]
+    assert listing.now_ms == start + 1000
+    assert queue.resume_schedule("s") is True
+    assert queue.schedules().schedules[0].last_fired_ms == start + 1000
+    assert queue.remove_schedule("s") is True
+    assert queue.remove_schedule("s") is False
+    assert fr.dbsize() == 0
+
+
+def test_a_tick_fires_at_the_slot_once(fr: redis.Redis, frozen_server: RedisServer) -> None:
+    """RWQ-SCHED-002, -008, -011: nothing at slot - 1 ms; the item at the slot; a tick after the
+    item was completed fires nothing (the watermark)."""
+    queue = WorkQueue(fr, "p")
+    queue.put_schedule("s", EVERY, b"x")
+    scheduler = Scheduler(queue, heartbeat=False)
+    slot = to_slot(fr, frozen_server, extra=-1)
+    assert scheduler.tick().fired == []
+    frozen_server.advance(1)
+    tick = scheduler.tick()
+    assert (tick.fired, tick.now_ms, tick.next_ms) == ([f"s@{slot}"], slot, slot + 60_000)
+    lease = queue.lease(1000)
+    assert lease is not None
+    assert lease.data == b"x"
+    queue.complete(lease)
+    assert scheduler.tick().fired == []
+
+
+def test_missed_slots_skip_and_once(fr: redis.Redis, frozen_server: RedisServer) -> None:
+    """RWQ-SCHED-010: after a 10-minute stall, skip fires the on-time slot only, once fires the
+    latest late one when none is on time."""
+    queue = WorkQueue(fr, "p")
+    queue.put_schedule("skip", Schedule.every(60_000, grace_ms=1000))
+    queue.put_schedule("once", Schedule.every(60_000, missed="once", grace_ms=1000))
+    slot = to_slot(fr, frozen_server)
+    frozen_server.advance(10 * 60_000 - 30_000)
+    fired = Scheduler(queue, heartbeat=False).tick().fired
+    assert fired == [f"once@{slot + 9 * 60_000}"]
+    frozen_server.advance(30_000)
+    assert sorted(Scheduler(queue, heartbeat=False).tick().fired) == [
+        f"once@{slot + 600_000}",
+        f"skip@{slot + 600_000}",
+    ]
+
+
+def test_a_stalled_tick_fires_every_on_time_slot_oldest_first(
+    fr: redis.Redis, frozen_server: RedisServer
+) -> None:
+    queue = WorkQueue(fr, "p")
+    queue.put_schedule("s", Schedule.every(1000))
+    slot = to_slot(fr, frozen_server, every=1000, extra=2500)
+    assert Scheduler(queue, heartbeat=False).tick().fired == [
+        f"s@{slot}",
+        f"s@{slot + 1000}",
+        f"s@{slot + 2000}",
+    ]
+    assert fr.lrange("p:queue", 0, -1) == [f"s@{slot + n}".encode() for n in (2000, 1000, 0)]
+
+
+def test_stale_and_bad_definitions(
+    fr: redis.Redis, frozen_server: RedisServer, caplog: pytest.LogCaptureFixture
+) -> None:
+    """RWQ-SCHED-009, -017: a changed definition makes a fire stale; one that does not parse is
+    skipped and logged once."""
+    queue = WorkQueue(fr, "p")
+    queue.put_schedule("s", EVERY)
+    slot = to_slot(fr, frozen_server)
+    stored = queue.schedules().schedules[0]
+    queue.put_schedule("s", Schedule.every(30_000))
+    reply = queue.fire("s", stored.digest, [slot])
+    assert (reply.status, reply.outcomes, fr.exists("p:queue")) == ("stale", [], 0)
+    assert queue.fire("gone", stored.digest, [slot]).status == "gone"
+    fr.hset("p:schedules", "v2", '{"v":2,"every_ms":1000}')
+    scheduler = Scheduler(queue, heartbeat=False)
+    with caplog.at_level(logging.WARNING, "rwq.scheduler"):
+        scheduler.tick()
+        scheduler.tick()
+    assert [r.message for r in caplog.records if "v2" in r.message] == [
+        "schedule v2 is skipped: the definition is not a version 1 object (RWQ-SCHED-017)"
+    ]
+
+
+def test_a_jump_back_fires_nothing_twice(fr: redis.Redis, frozen_server: RedisServer) -> None:
+    queue = WorkQueue(fr, "p")
+    queue.put_schedule("s", EVERY)
+    slot = to_slot(fr, frozen_server)
+    assert Scheduler(queue, heartbeat=False).tick().fired == [f"s@{slot}"]
+    fr.delete("p:queue", f"p:item:s@{slot}")
+    frozen_server.rewind(600_000)
+    assert Scheduler(queue, heartbeat=False).tick().fired == []
+    frozen_server.advance(600_000 + 60_000)
+    assert Scheduler(queue, heartbeat=False).tick().fired == [f"s@{slot + 60_000}"]
+
+
+async def test_the_async_scheduler_fires_and_registers(frozen_server: RedisServer) -> None:
+    client = aioredis.Redis(host="127.0.0.1", port=frozen_server.port)
+    await client.flushall()
+    queue = AsyncWorkQueue(client, "p")
+    await queue.put_schedule("s", EVERY)
+    seconds, micros = await client.time()
+    now = int(seconds) * 1000 + int(micros) // 1000
+    slot = (now // 60_000 + 1) * 60_000
+    frozen_server.advance(slot - now)
+    scheduler = AsyncScheduler(queue)
+    task = asyncio.create_task(scheduler.run())
+    for _ in range(200):
+        await asyncio.sleep(0.01)
+        if await client.exists(f"p:item:s@{slot}") and await queue.workers():
+            break
+    (worker,) = await queue.workers()
+    assert worker.record["kind"] == "scheduler"
+    scheduler.stop()
+    await asyncio.wait_for(task, 5)
+    assert await queue.workers() == []
+    assert await client.exists(f"p:item:s@{slot}") == 1
+    await client.aclose()
+
+
+def test_a_scheduler_thread_stops_and_leaves(fr: redis.Redis) -> None:
+    queue = WorkQueue(fr, "p")
+    scheduler = Scheduler(queue)
+    thread = threading.Thread(target=scheduler.run)
+    thread.start()
+    deadline = time.monotonic() + 5
+    while not queue.workers() and time.monotonic() < deadline:
+        time.sleep(0.01)
+    assert queue.workers()[0].record["kind"] == "scheduler"
+    scheduler.stop()
+    thread.join(5)
+    assert not thread.is_alive()
+    assert queue.workers() == []
+
+
+SCHEDULERS, SLOTS, SCHEDULES = 8, 25, 3
+
+
+def test_many_concurrent_schedulers_fire_each_slot_once(fr: redis.Redis, frozen_server: RedisServer) -> None:
+    """No slot twice, none lost: 8 schedulers, each on its own connection, tick at once at each
+    of 25 slots of 3 schedules. Figures for the closing note are printed (pytest -s)."""
+    setup = WorkQueue(fr, "p")
+    for n in range(SCHEDULES):
+        setup.put_schedule(f"s{n}", Schedule.every(1000))
+    clients = [frozen_server.client() for _ in range(SCHEDULERS)]
+    schedulers = [Scheduler(WorkQueue(c, "p"), heartbeat=False) for c in clients]
+    fired: Counter[str] = Counter()
+    calls = 0
+    slot = to_slot(fr, frozen_server, every=1000)
+    first = slot
+    for _round in range(SLOTS):
+        barrier = threading.Barrier(SCHEDULERS)
+        results: list[list[str]] = [[] for _ in schedulers]
+
+        def run(i: int) -> None:
+            barrier.wait(5)
+            results[i] = schedulers[i].tick().fired
+
+        threads = [threading.Thread(target=run, args=(i,)) for i in range(SCHEDULERS)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join(10)
+        fired.update(item for result in results for item in result)
+        calls += SCHEDULERS * (1 + SCHEDULES)
+        frozen_server.advance(1000)
+        slot += 1000
+    expected = {f"s{n}@{first + 1000 * k}" for n in range(SCHEDULES) for k in range(SLOTS)}
+    raw: list[bytes] = fr.lrange("p:queue", 0, -1)  # type: ignore[assignment]
+    queued = [item.decode() for item in raw]
+    duplicates = sum(c - 1 for c in fired.values()) + len(queued) - len(set(queued))
+    print(
+        f"\nperiodic concurrency: {SCHEDULERS} schedulers x {SLOTS} slots x {SCHEDULES} schedules: "
+        f"{len(set(queued))} items created of {len(expected)}, duplicates {duplicates}, "
+        f"lost {len(expected - set(queued))}, script calls {calls}"
+    )
+    assert set(fired) == expected == set(queued)
+    assert duplicates == 0
+    for c in clients:
+        c.close()
