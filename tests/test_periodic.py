@@ -238,11 +238,11 @@ def test_many_concurrent_schedulers_fire_each_slot_once(fr: redis.Redis, frozen_
         barrier = threading.Barrier(SCHEDULERS)
         results: list[list[str]] = [[] for _ in schedulers]
 
-        def run(i: int) -> None:
+        def run(i: int, barrier: threading.Barrier, results: list[list[str]]) -> None:
             barrier.wait(5)
             results[i] = schedulers[i].tick().fired
 
-        threads = [threading.Thread(target=run, args=(i,)) for i in range(SCHEDULERS)]
+        threads = [threading.Thread(target=run, args=(i, barrier, results)) for i in range(SCHEDULERS)]
         for t in threads:
             t.start()
         for t in threads:
