@@ -21,7 +21,7 @@ import redis.asyncio as aioredis
 from click.testing import CliRunner
 from jsonschema import Draft202012Validator  # type: ignore[import-untyped,unused-ignore]
 
-from rwq import AsyncJob, AsyncWorker, AsyncWorkQueue, RetryPolicy, Worker, WorkQueue
+from rwq import AsyncJob, AsyncWorker, AsyncWorkQueue, RetryPolicy, Schedule, Worker, WorkQueue
 from rwq.cli import cli
 from rwq.conformance.redis_server import RedisServer
 from rwq.errors import (
@@ -106,6 +106,25 @@ def _expired(queue: WorkQueue | ShardedWorkQueue) -> None:
     command(plain._redis, "ZADD", f"{plain.prefix}:workers:seen", 1, "w2")
 
 
+def _scheduled(queue: WorkQueue) -> None:
+    """Schedule s (profile periodic, SPEC §23), every second."""
+    queue.put_schedule("s", Schedule.every(1000), b"S")
+
+
+def _paused(queue: WorkQueue) -> None:
+    _scheduled(queue)
+    queue.pause_schedule("s")
+
+
+def _due_slot(queue: WorkQueue) -> tuple[str, int]:
+    """Schedule s with a slot due now: its digest and that slot."""
+    _scheduled(queue)
+    seconds, _micros = queue._redis.time()
+    slot = int(seconds) * 1000
+    command(queue._redis, "HSET", f"{queue.prefix}:schedules:fired", "s", slot - 1000)
+    return queue.schedules().schedules[0].digest, slot
+
+
 OPERATIONS: dict[str, tuple[Setup, Op]] = {
     "add": (lambda q: None, lambda q, _: q.add("n", b"N")),
     "add_many delayed": (lambda q: None, lambda q, _: q.add_many([("d", b"D")], delay_ms=60_000)),
@@ -145,8 +164,25 @@ OPERATIONS: dict[str, tuple[Setup, Op]] = {
     "worker_beat, one expired": (_expired, lambda q, _: q.worker_beat("w1", 30_000, {"id": "w1"})),
     "worker_leave": (_beating, lambda q, _: q.worker_leave("w2")),
     "workers": (_beating, lambda q, _: q.workers()),
+    "put_schedule": (lambda q: None, lambda q, _: q.put_schedule("t", Schedule.every(60_000), b"T")),
+    "put_schedule, replace": (_scheduled, lambda q, _: q.put_schedule("s", Schedule.every(2000))),
+    "remove_schedule": (_scheduled, lambda q, _: q.remove_schedule("s")),
+    "pause_schedule": (_scheduled, lambda q, _: q.pause_schedule("s")),
+    "resume_schedule": (_paused, lambda q, _: q.resume_schedule("s")),
+    "schedules": (_scheduled, lambda q, _: q.schedules()),
+    "fire": (_due_slot, lambda q, due: q.fire("s", due[0], [due[1]])),
 }
 """Every operation of the Python client: state made by an unrestricted client, then the call."""
+
+SCHEDULING = {
+    "put_schedule",
+    "put_schedule, replace",
+    "remove_schedule",
+    "pause_schedule",
+    "resume_schedule",
+    "schedules",
+}
+"""The admin's jobs of profile periodic."""
 
 JOBS: dict[str, set[str]] = {
     "producer": {"add", "add_many delayed"},
@@ -184,9 +220,13 @@ JOBS: dict[str, set[str]] = {
         "purge_dead",
         "retry_policy",
         "workers",
+        "schedules",
+        "pause_schedule",
+        "resume_schedule",
     },
-    "admin": {"set_retry_policy", "clear retry policy", "retry_policy"},
-    "observer": {"counts", "queue_len", "processing_len", "workers"},
+    "admin": {"set_retry_policy", "clear retry policy", "retry_policy", *SCHEDULING},
+    "observer": {"counts", "queue_len", "processing_len", "workers", "schedules"},
+    "scheduler": {"schedules", "fire", "worker_beat", "worker_beat, one expired", "worker_leave"},
 }
 """What each role must be able to do."""
 
@@ -205,9 +245,11 @@ ALSO: dict[str, set[str]] = {
         "release_many",
         "fail",
         "fail to dead",
+        "fire",
     },
     "admin": set(),
     "observer": set(),
+    "scheduler": {"add", "workers"},
 }
 """What else each role can do (``Role.also`` says it in words); every other operation is refused."""
 
@@ -403,6 +445,10 @@ def declared_users(r: redis.Redis, redis_server: RedisServer) -> Iterator[dict[s
 POLICY_WRITES = {"set_retry_policy", "clear retry policy"}
 LIVE_WRITES = {"worker_beat", "worker_beat, one expired", "worker_leave"}
 """The operator only reads the live workers (``%R~``); declared, those keys are read-write."""
+SCHEDULE_WRITES = {"put_schedule", "put_schedule, replace", "remove_schedule"}
+"""The operator and the scheduler only read the definitions (``%R~``); declared, they write them
+(and the scheduler the pauses); a declared add names ``P:delayed:data``, which the scheduler
+lacks."""
 
 
 @pytest.mark.parametrize("role", list(acl.ROLES))
@@ -421,8 +467,10 @@ def test_each_role_does_its_job_with_declared_keys(
         )
         for name in OPERATIONS
     }
-    can = allowed(role) | (POLICY_WRITES | LIVE_WRITES if role == "operator" else set())
+    can = allowed(role) | (POLICY_WRITES | LIVE_WRITES | SCHEDULE_WRITES if role == "operator" else set())
     can |= POLICY_WRITES if role == "worker" else set()
+    if role == "scheduler":
+        can = (can | SCHEDULE_WRITES | {"pause_schedule", "resume_schedule"}) - {"add"}
     expected = {name: ("ok" if name in can else "NOPERM", "NOPERM") for name in OPERATIONS}
     assert outcome == expected
 
@@ -686,7 +734,12 @@ def _other_count(queue: ShardedWorkQueue, _: Any) -> Any:
 
 
 SHARDED_OPERATIONS: dict[str, tuple[Setup, Op]] = {
-    **{name: op for name, op in OPERATIONS.items() if hasattr(ShardedWorkQueue, method(name))},
+    **{
+        name: op
+        for name, op in OPERATIONS.items()
+        if hasattr(ShardedWorkQueue, method(name))
+        and name != "put_schedule, replace"  # no schedule to replace
+    },
     "lease blocking on the bell": (lambda q: None, lambda q, _: q.lease(60_000, block=True, timeout_ms=50)),
     "release now": (_held, lambda q, held: q.release(held)),
     "record_shard_count": (_unrecorded, lambda q, _: q.record_shard_count()),
@@ -758,6 +811,10 @@ def test_each_role_does_its_job_on_its_sharded_queue_only(
     expected = {name: ("ok" if name in can else "NOPERM", "NOPERM") for name in SHARDED_OPERATIONS}
     # Every role that may read shard 0's count is told its count is another (nothing written).
     expected["open with another shard count"] = ("SHARD_MISMATCH", "NOPERM")
+    # No schedules on a sharded queue yet, whoever asks (RWQ-SCHED-016).
+    expected["put_schedule"] = ("INVALID_ARGUMENT", "INVALID_ARGUMENT")
+    if role == "scheduler":  # it may add, but a sharded queue has no scheduler to ring for
+        expected["add"] = ("no ring", "NOPERM")
     assert outcome == expected
 
 
@@ -1008,3 +1065,21 @@ def test_rwq_workers_is_the_observers_job(
     with pytest.raises(NoPermission):
         WorkQueue(users["observer"], QUEUE).worker_beat("w2", 60_000, {})
     assert snapshot(r) == before
+
+
+def test_worker_and_scheduler_merge_into_one_user(r: redis.Redis, redis_server: RedisServer) -> None:
+    """``rwq acl worker scheduler`` (for ``rwq worker --scheduler``): one user that leases and
+    fires, and is still refused the admin's put with nothing written."""
+    line = rwq_acl("worker", "scheduler", "--prefix", QUEUE)
+    assert shlex.split(line)[2] == "jobs-worker-scheduler"
+    words = set(shlex.split(line))
+    assert {"%R~jobs:policy", "~jobs:delayed", "%R~jobs:schedules", "~jobs:schedules:fired"} <= words
+    create_user(r, line)
+    client = connect(redis_server, "jobs-worker-scheduler")
+    try:
+        for name in ("lease", "fire", "worker_beat"):
+            assert attempt("worker+scheduler", client, name, QUEUE, r) == "ok", name
+        assert attempt("worker+scheduler", client, "put_schedule", QUEUE, r) == "NOPERM"
+    finally:
+        client.close()
+        r.acl_deluser("jobs-worker-scheduler")

@@ -114,7 +114,7 @@ local function refused(reply)
 end
 -- rwq:key-types end
 local schedules = prefix .. 'schedules'
-local data, fired, paused = schedules .. ':data', schedules .. ':fired', schedules .. ':paused'
+local data, fired, paused = prefix .. 'schedules:data', prefix .. 'schedules:fired', prefix .. 'schedules:paused'
 local delayed, dead = prefix .. 'delayed', prefix .. 'dead'
 local time = redis.call('TIME')
 local now = tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000)

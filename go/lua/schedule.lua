@@ -121,7 +121,7 @@ else
   return redis.error_reply('RWQ_INVALID_ARGUMENT mode must be put, remove, pause, resume or list')
 end
 local schedules = prefix .. 'schedules'
-local data, fired, paused = schedules .. ':data', schedules .. ':fired', schedules .. ':paused'
+local data, fired, paused = prefix .. 'schedules:data', prefix .. 'schedules:fired', prefix .. 'schedules:paused'
 -- Key types (RWQ-SCRIPT-007), before the first write.
 for _, key in ipairs({schedules, data, fired, paused}) do
   local t = redis.call('TYPE', key).ok
