@@ -4,22 +4,35 @@ on a frozen-clock server."""
 from __future__ import annotations
 
 import asyncio
+import json
 import logging
+import os
+import signal
+import subprocess
+import sys
 import threading
 import time
 from collections import Counter
 from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
 
 import pytest
 import redis
 import redis.asyncio as aioredis
+from click.testing import CliRunner
+from jsonschema import Draft202012Validator  # type: ignore[import-untyped,unused-ignore]
 
 from rwq import AsyncScheduler, AsyncWorkQueue, InvalidArgument, Schedule, Scheduler, WorkQueue
+from rwq.cli import cli
 from rwq.conformance.redis_server import RedisServer
 from rwq.protocol.periodic import StoredSchedule
 from rwq.sharded import ShardedWorkQueue
 
 EVERY = Schedule.every(60_000)
+CLI_SCHEMA = json.loads(
+    (Path(__file__).resolve().parents[1] / "schemas" / "cli-output.schema.json").read_text()
+)
 
 
 @pytest.fixture
@@ -264,3 +277,85 @@ def test_many_concurrent_schedulers_fire_each_slot_once(fr: redis.Redis, frozen_
     assert duplicates == 0
     for c in clients:
         c.close()
+
+
+def rwq(server: RedisServer, *args: str) -> dict[str, Any]:
+    result = CliRunner().invoke(cli, [*args, "--url", server.url, "--json"])
+    assert result.exit_code == 0, result.output
+    document: dict[str, Any] = json.loads(result.output)
+    Draft202012Validator(CLI_SCHEMA).validate(document)
+    return document
+
+
+def test_the_schedule_commands(fr: redis.Redis, frozen_server: RedisServer) -> None:
+    """rwq schedule add, list, next, pause, resume, remove, with --json (the cli-output schema)."""
+    add = ("schedule", "add", "tick", "-q", "p", "--every-ms", "60000", "--data", "hello")
+    assert rwq(frozen_server, *add)["created"] is True
+    assert rwq(frozen_server, *add)["created"] is False
+    now = now_ms(fr)
+    listed = rwq(frozen_server, "schedule", "list", "-q", "p")
+    (entry,) = listed["schedules"]
+    assert entry["schedule"] == {
+        "v": 1,
+        "every_ms": 60_000,
+        "offset_ms": 0,
+        "missed": "skip",
+        "grace_ms": 60_000,
+    }
+    assert (entry["data"], entry["last_fired_ms"], entry["paused_ms"]) == ("hello", now, None)
+    assert entry["next_ms"] == (now // 60_000 + 1) * 60_000
+    slots = rwq(frozen_server, "schedule", "next", "tick", "-q", "p", "--count", "3")["slots_ms"]
+    assert slots == [entry["next_ms"] + n * 60_000 for n in range(3)]
+    assert rwq(frozen_server, "schedule", "pause", "tick", "-q", "p")["done"] is True
+    assert rwq(frozen_server, "schedule", "resume", "tick", "-q", "p")["done"] is True
+    assert rwq(frozen_server, "schedule", "remove", "tick", "-q", "p")["done"] is True
+    assert rwq(frozen_server, "schedule", "remove", "tick", "-q", "p")["done"] is False
+    refused = CliRunner().invoke(
+        cli,
+        ["schedule", "add", "t", "-q", "p", "--url", frozen_server.url, "--every-ms", "999", "--data", ""],
+    )
+    assert refused.exit_code == 1
+    assert "INVALID_ARGUMENT" in refused.output
+    assert fr.dbsize() == 0
+
+
+def test_rwq_worker_with_a_scheduler_runs_what_it_fires(
+    tmp_path: Path, r: redis.Redis, redis_server: RedisServer
+) -> None:
+    """rwq worker --scheduler: a slot of a 1-second schedule becomes an item the worker handles;
+    SIGTERM stops both (exit 0), and the scheduler leaves the live workers."""
+    (tmp_path / "tasks.py").write_text(
+        "import os, redis\nr = redis.Redis.from_url(os.environ['RWQ_URL'])\n"
+        "def handle(job):\n    r.rpush('done', job.id)\n"
+    )
+    WorkQueue(r, "jobs").put_schedule("tick", Schedule.every(1000, grace_ms=5000), b"x")
+    env = {**os.environ, "RWQ_URL": redis_server.url}
+    command = [sys.executable, "-m", "rwq.console", "worker", "tasks:handle", "-q", "jobs", "--scheduler"]
+    process = subprocess.Popen(command, cwd=tmp_path, env=env, stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + 30
+    while not r.llen("done"):
+        assert time.monotonic() < deadline
+        assert process.poll() is None
+        time.sleep(0.05)
+    kinds = {w.record["kind"] for w in WorkQueue(r, "jobs").workers()}
+    process.send_signal(signal.SIGTERM)
+    _, stderr = process.communicate(timeout=30)
+    assert process.returncode == 0, stderr
+    assert kinds == {"worker", "scheduler"}
+    done: list[bytes] = r.lrange("done", 0, 0)  # type: ignore[assignment]
+    assert done[0].startswith(b"tick@")
+    assert WorkQueue(r, "jobs").workers() == []
+
+
+def test_rwq_scheduler_exits_0_on_sigterm(r: redis.Redis, redis_server: RedisServer) -> None:
+    env = {**os.environ, "RWQ_URL": redis_server.url}
+    command = [sys.executable, "-m", "rwq.console", "scheduler", "-q", "jobs"]
+    process = subprocess.Popen(command, env=env, stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + 30
+    while not WorkQueue(r, "jobs").workers():
+        assert time.monotonic() < deadline
+        assert process.poll() is None
+        time.sleep(0.05)
+    process.send_signal(signal.SIGTERM)
+    _, stderr = process.communicate(timeout=30)
+    assert process.returncode == 0, stderr
