@@ -27,6 +27,7 @@ PROFILE_OF_SECTION = {
     "19.": "sharded",
     "20.": "declared-keys",
     "21.": "workers",
+    "23.": "periodic",
 }
 """Requirements of these sections belong to a profile: the cases citing them must claim it."""
 RETRY_METHODS = frozenset(
@@ -194,6 +195,7 @@ def test_report_verdicts_cover_every_requirement(reference_report: dict[str, Any
         "legacy-lease",
         "declared-keys",
         "workers",
+        "periodic",
     ]
 
 

@@ -55,6 +55,7 @@ PATHS = (
     "shard-composite",
     "shard-ring",
     "live-workers",
+    "periodic",
 )
 ERRORS = (
     "INVALID_ARGUMENT",
@@ -170,6 +171,16 @@ LEASING = {"lease", "lease_many", "complete_and_lease"}
 DEAD_SET = {"dead_list", "dead_get", "dead_requeue", "dead_purge"}
 RINGING = {"add", "add_many", "release", "release_many", "dead_requeue"}
 LIVE = {"worker_beat", "worker_leave", "workers"}
+PERIODIC = {
+    "schedule_put",
+    "schedule_remove",
+    "schedule_pause",
+    "schedule_resume",
+    "schedule_list",
+    "schedule_fire",
+    "schedule_next",
+    "scheduler_tick",
+}
 _LOOP = re.compile(r"for i = 1, (\d+) do redis\.call\('[LR]PUSH'")
 POLICY_FIELDS = (
     "max_attempts",
@@ -348,6 +359,8 @@ def _paths(step: Step) -> set[str]:
         found.add("dead-set")
     if method in LIVE:
         found.add("live-workers")
+    if method in PERIODIC:
+        found.add("periodic")
     if "shards" in step.options:
         found.add("shard-check")
         if method in ("lease", "lease_many"):

@@ -164,6 +164,19 @@ class Schedule:
         return slots
 
 
+def next_slots(schedule: Schedule, after_ms: int, count: int) -> list[int]:
+    """The ``count`` (1..100) slots of ``schedule`` after ``after_ms``, in order; no I/O."""
+    if not isinstance(schedule, Schedule):
+        raise InvalidType(f"schedule must be a Schedule, not {type(schedule).__name__}")
+    schedule.checked()
+    v.integer(after_ms, "after_ms", 0, MAX_SLOT, unit=" ms")
+    v.integer(count, "count", 1, MAX_SLOTS)
+    slots = [schedule.next_slot(after_ms)]
+    while len(slots) < count:
+        slots.append(schedule.next_slot(slots[-1]))
+    return slots
+
+
 def cron_schedule(expr: str, tz: str) -> Any:
     """The cron walk of ``rwq.protocol.cron`` (SPEC §23.2) for ``expr`` in ``tz``; InvalidArgument
     for an expression it refuses, or where this build has no cron walk."""
