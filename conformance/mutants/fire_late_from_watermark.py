@@ -8,7 +8,11 @@ from _mutant import serve
 from _script import edit
 from rwq.client import WorkQueue
 
-edit("fire", "elseif skip and now - slot > grace then", "elseif skip and mark_ms and slot - mark_ms > grace then")
+edit(
+    "fire",
+    "elseif skip and now - slot > grace then",
+    "elseif skip and mark_ms and slot - mark_ms > grace then",
+)
 
 if __name__ == "__main__":
     serve(WorkQueue)

@@ -7,7 +7,11 @@ from _mutant import serve
 from _script import edit
 from rwq.client import WorkQueue
 
-edit("schedule", "  if exists == 0 then redis.call('HSET', fired, name, now) end", "  redis.call('HSET', fired, name, now)")
+edit(
+    "schedule",
+    "  if exists == 0 then redis.call('HSET', fired, name, now) end",
+    "  redis.call('HSET', fired, name, now)",
+)
 
 if __name__ == "__main__":
     serve(WorkQueue)
