@@ -44,6 +44,12 @@ def test_ids_are_unique_and_stable() -> None:
     }
 
 
+def test_every_protocol_module_is_mutated_or_skipped_with_a_reason() -> None:
+    modules = {path.name for path in pymutate.PROTOCOL.glob("*.py")}
+    assert modules == set(pymutate.FILES) | set(pymutate.SKIPPED)
+    assert not set(pymutate.FILES) & set(pymutate.SKIPPED)
+
+
 def test_a_mutant_changes_its_module_in_memory_only() -> None:
     mutant = next(
         m for m in pymutate.generate(("validation.py",)) if m.original == "1000" and m.mutated == "1001"
@@ -67,6 +73,28 @@ def test_an_unjudged_survivor_and_a_stale_ledger_are_reported(
     found = generated_mutants.problems(("py",))
     assert f"{killed['id']}: survived without a verdict" in "\n".join(found)
     assert "py/validation.py/gone/num/00000000: in the ledger but no longer generated" in found
+
+
+def test_deferring_unjudged_survivors_keeps_every_verdict(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """--defer-unjudged turns only survivors without a verdict into pending, not judged ones."""
+    ledger = json.loads(generated_mutants.LEDGER.read_text())
+    verdicts = generated_mutants.load_verdicts()
+    judged = next(
+        m
+        for m in ledger["mutants"]
+        if m["id"].startswith("py/") and m["result"] == "survived" and m["id"] in verdicts
+    )
+    fresh = next(m for m in ledger["mutants"] if m["id"].startswith("py/") and m["result"] == "killed")
+    fresh.update(result="survived")
+    judged.update(cases=1, covering=50)  # its fast-mode run stopped at a case cap
+    monkeypatch.setattr(generated_mutants, "LEDGER", tmp_path / "ledger.json")
+    generated_mutants.LEDGER.write_text(json.dumps(ledger))
+    generated_mutants.main(["--lang", "py", "--defer-unjudged", "later"])
+    after = generated_mutants.load_ledger()
+    assert after[fresh["id"]]["result"] == "pending"
+    assert after[judged["id"]]["result"] == "survived"
 
 
 TINY = {
