@@ -371,3 +371,39 @@ def test_a_scheduler_waits_until_its_next_slot_by_the_server_clock() -> None:
     assert Scheduler.wait_ms(Tick([], 1000, 900), start) == 1
     assert Scheduler.wait_ms(Tick([], 1000, 1000 + 3_600_000), start) == 10_000
     assert Scheduler.wait_ms(Tick([], 1000, None), start) == 10_000
+
+
+def test_a_cron_schedule_fires_in_its_zone(fr: redis.Redis, frozen_server: RedisServer) -> None:
+    """SPEC §23.2 through the scheduler: hourly in Asia/Kolkata is at :30 UTC; the CLI adds and
+    walks a cron schedule, and refuses a day that never comes before any I/O."""
+    queue = WorkQueue(fr, "p")
+    slot = to_slot(fr, frozen_server, every=3_600_000, extra=-1) + 1_800_000
+    frozen_server.advance(slot - now_ms(fr) - 1)
+    queue.put_schedule("h", Schedule.cron_in("@hourly", "Asia/Kolkata"), b"x")
+    assert Scheduler(queue, heartbeat=False).tick().fired == []
+    frozen_server.advance(1)
+    tick = Scheduler(queue, heartbeat=False).tick()
+    assert (tick.fired, tick.next_ms) == ([f"h@{slot}"], slot + 3_600_000)
+    add = (
+        "schedule",
+        "add",
+        "n",
+        "-q",
+        "p",
+        "--cron",
+        "30 2 * * *",
+        "--tz",
+        "America/New_York",
+        "--data",
+        "",
+    )
+    assert rwq(frozen_server, *add)["created"] is True
+    nights = rwq(frozen_server, "schedule", "next", "n", "-q", "p", "--count", "2")["slots_ms"]
+    assert all(n // 1000 % 86400 in (27_000, 23_400) for n in nights)  # 02:30 EST or EDT: 07:30 or 06:30 UTC
+    assert nights[1] - nights[0] in (86_400_000, 82_800_000, 90_000_000)
+    refused = CliRunner().invoke(
+        cli,
+        ["schedule", "add", "t", "-q", "p", "--url", frozen_server.url, "--cron", "0 0 30 2 *", "--data", ""],
+    )
+    assert refused.exit_code == 1
+    assert "RWQ-SCHED-007" in refused.output
