@@ -13,7 +13,7 @@ import sys
 import threading
 import time
 from collections import Counter
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -27,7 +27,7 @@ from rwq import AsyncScheduler, AsyncWorkQueue, InvalidArgument, Schedule, Sched
 from rwq.cli import cli
 from rwq.conformance.redis_server import RedisServer
 from rwq.periodic import Tick
-from rwq.protocol.periodic import StoredSchedule
+from rwq.protocol.periodic import Fired, StoredSchedule
 from rwq.sharded import ShardedWorkQueue
 
 EVERY = Schedule.every(60_000)
@@ -407,3 +407,48 @@ def test_a_cron_schedule_fires_in_its_zone(fr: redis.Redis, frozen_server: Redis
     )
     assert refused.exit_code == 1
     assert "RWQ-SCHED-007" in refused.output
+
+
+class CountingQueue(WorkQueue):
+    """A queue that counts its fire calls and the slots they found old (another scheduler's)."""
+
+    calls = 0
+    old = 0
+
+    def fire(self, name: str, digest: str, slots: Sequence[int]) -> Fired:
+        reply = super().fire(name, digest, slots)
+        CountingQueue.calls += 1
+        CountingQueue.old += reply.outcomes.count("old")
+        return reply
+
+
+def test_schedulers_running_on_the_server_clock_lose_no_slot(r: redis.Redis) -> None:
+    """Four Scheduler.run threads (heartbeats on) for 4 s of real time on two 1 s schedules:
+    every slot up to the stop becomes exactly one item. Figures printed for the closing note."""
+    setup = WorkQueue(r, "p")
+    for name in ("a", "b"):
+        setup.put_schedule(name, Schedule.every(1000, grace_ms=60_000), b"x")
+    start = setup.schedules().now_ms
+    CountingQueue.calls = CountingQueue.old = 0
+    schedulers = [Scheduler(CountingQueue(r, "p")) for _ in range(4)]
+    threads = [threading.Thread(target=s.run) for s in schedulers]
+    for t in threads:
+        t.start()
+    time.sleep(4)
+    for s in schedulers:
+        s.stop()
+    for t in threads:
+        t.join(10)
+    end = setup.schedules().now_ms
+    raw: list[bytes] = r.lrange("p:queue", 0, -1)  # type: ignore[assignment]
+    queued = Counter(item.decode() for item in raw)
+    due = {f"{n}@{slot}" for n in ("a", "b") for slot in range(start // 1000 * 1000 + 1000, end - 300, 1000)}
+    lost, duplicates = due - set(queued), sum(c - 1 for c in queued.values())
+    print(
+        f"\nperiodic on a running clock: 4 schedulers x {(end - start) / 1000:.1f} s x 2 schedules of 1 s: "
+        f"{len(queued)} items for {len(due)} slots due, duplicates {duplicates}, lost {len(lost)}, "
+        f"fire calls {CountingQueue.calls} ({CountingQueue.old} slots found already fired)"
+    )
+    assert not any(t.is_alive() for t in threads)
+    assert (lost, duplicates) == (set(), 0)
+    assert WorkQueue(r, "p").workers() == []
