@@ -452,3 +452,17 @@ def test_schedulers_running_on_the_server_clock_lose_no_slot(r: redis.Redis) -> 
     assert not any(t.is_alive() for t in threads)
     assert (lost, duplicates) == (set(), 0)
     assert WorkQueue(r, "p").workers() == []
+
+
+def test_without_the_cron_extra_cron_schedules_are_a_typed_refusal(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Without croniter, a cron definition is InvalidArgument (a scheduler skips it), not a crash."""
+    from rwq.protocol import cron, periodic  # noqa: PLC0415
+
+    def missing(texts: list[str]) -> list[frozenset[int]]:
+        raise ImportError("cron schedules need the 'cron' extra: pip install 'rwq[cron]'")
+
+    monkeypatch.setattr(cron, "_expand", missing)
+    periodic.cron_schedule.cache_clear()
+    with pytest.raises(InvalidArgument, match="extra"):
+        Schedule.cron_in("5 4 * * *")
+    periodic.cron_schedule.cache_clear()

@@ -181,8 +181,12 @@ def next_slots(schedule: Schedule, after_ms: int, count: int) -> list[int]:
 @functools.lru_cache(maxsize=256)
 def cron_schedule(expr: str, tz: str) -> CronSchedule:
     """The parsed cron walk (SPEC §23.2) of ``expr`` in ``tz``, kept for the next tick;
-    InvalidArgument for an expression or zone it refuses (RWQ-SCHED-004, -007)."""
-    return CronSchedule.parse(expr, tz)
+    InvalidArgument for an expression or zone it refuses (RWQ-SCHED-004, -007), and where the
+    ``cron`` extra is not installed (a scheduler then skips cron schedules, logged once)."""
+    try:
+        return CronSchedule.parse(expr, tz)
+    except ImportError as exc:
+        raise InvalidArgument(str(exc)) from None
 
 
 @dataclass(frozen=True, slots=True)
