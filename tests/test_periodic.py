@@ -182,7 +182,15 @@ def test_stale_and_bad_definitions(
     ]
 
 
-def test_a_jump_back_fires_nothing_twice(fr: redis.Redis, frozen_server: RedisServer) -> None:
+def test_a_jump_back_fires_nothing_twice(
+    fr: redis.Redis, frozen_server: RedisServer, redis_server: RedisServer
+) -> None:
+    """A server clock jump back (RedisServer.rewind, the runner's rewind_time_ms) fires no slot
+    again; a rewind needs a positive step on a frozen clock."""
+    with pytest.raises(ValueError, match="positive"):
+        frozen_server.rewind(-1)
+    with pytest.raises(RuntimeError, match="frozen_clock"):
+        redis_server.rewind(1)
     queue = WorkQueue(fr, "p")
     queue.put_schedule("s", EVERY)
     slot = to_slot(fr, frozen_server)
