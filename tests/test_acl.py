@@ -22,7 +22,7 @@ import redis.asyncio as aioredis
 from click.testing import CliRunner
 from jsonschema import Draft202012Validator  # type: ignore[import-untyped,unused-ignore]
 
-from rwq import AsyncJob, AsyncWorker, AsyncWorkQueue, RetryPolicy, Worker, WorkQueue
+from rwq import AsyncJob, AsyncWorker, AsyncWorkQueue, RetryPolicy, Schedule, Worker, WorkQueue
 from rwq.cli import cli
 from rwq.conformance.redis_server import RedisServer
 from rwq.errors import (
@@ -113,6 +113,25 @@ def _stats_on(queue: WorkQueue | ShardedWorkQueue) -> None:
     queue.add("s", b"S")
 
 
+def _scheduled(queue: WorkQueue) -> None:
+    """Schedule s (profile periodic, SPEC §23), every second."""
+    queue.put_schedule("s", Schedule.every(1000), b"S")
+
+
+def _paused(queue: WorkQueue) -> None:
+    _scheduled(queue)
+    queue.pause_schedule("s")
+
+
+def _due_slot(queue: WorkQueue) -> tuple[str, int]:
+    """Schedule s with a slot due now: its digest and that slot."""
+    _scheduled(queue)
+    seconds, _micros = queue._redis.time()
+    slot = int(seconds) * 1000
+    command(queue._redis, "HSET", f"{queue.prefix}:schedules:fired", "s", slot - 1000)
+    return queue.schedules().schedules[0].digest, slot
+
+
 OPERATIONS: dict[str, tuple[Setup, Op]] = {
     "add": (lambda q: None, lambda q, _: q.add("n", b"N")),
     "add_many delayed": (lambda q: None, lambda q, _: q.add_many([("d", b"D")], delay_ms=60_000)),
@@ -155,8 +174,25 @@ OPERATIONS: dict[str, tuple[Setup, Op]] = {
     "enable_stats": (lambda q: None, lambda q, _: q.enable_stats()),
     "disable_stats": (_stats_on, lambda q, _: q.disable_stats()),
     "stats": (_stats_on, lambda q, _: q.stats()),
+    "put_schedule": (lambda q: None, lambda q, _: q.put_schedule("t", Schedule.every(60_000), b"T")),
+    "put_schedule, replace": (_scheduled, lambda q, _: q.put_schedule("s", Schedule.every(2000))),
+    "remove_schedule": (_scheduled, lambda q, _: q.remove_schedule("s")),
+    "pause_schedule": (_scheduled, lambda q, _: q.pause_schedule("s")),
+    "resume_schedule": (_paused, lambda q, _: q.resume_schedule("s")),
+    "schedules": (_scheduled, lambda q, _: q.schedules()),
+    "fire": (_due_slot, lambda q, due: q.fire("s", due[0], [due[1]])),
 }
 """Every operation of the Python client: state made by an unrestricted client, then the call."""
+
+SCHEDULING = {
+    "put_schedule",
+    "put_schedule, replace",
+    "remove_schedule",
+    "pause_schedule",
+    "resume_schedule",
+    "schedules",
+}
+"""The admin's jobs of profile periodic."""
 
 JOBS: dict[str, set[str]] = {
     "producer": {"add", "add_many delayed"},
@@ -195,6 +231,9 @@ JOBS: dict[str, set[str]] = {
         "retry_policy",
         "workers",
         "stats",
+        "schedules",
+        "pause_schedule",
+        "resume_schedule",
     },
     "admin": {
         "set_retry_policy",
@@ -203,8 +242,10 @@ JOBS: dict[str, set[str]] = {
         "enable_stats",
         "disable_stats",
         "stats",
+        *SCHEDULING,
     },
-    "observer": {"counts", "queue_len", "processing_len", "workers", "stats"},
+    "observer": {"counts", "queue_len", "processing_len", "workers", "stats", "schedules"},
+    "scheduler": {"schedules", "fire", "worker_beat", "worker_beat, one expired", "worker_leave"},
 }
 """What each role must be able to do."""
 
@@ -223,9 +264,11 @@ ALSO: dict[str, set[str]] = {
         "release_many",
         "fail",
         "fail to dead",
+        "fire",
     },
     "admin": set(),
     "observer": set(),
+    "scheduler": {"add", "workers"},
 }
 """What else each role can do (``Role.also`` says it in words); every other operation is refused."""
 
@@ -461,6 +504,12 @@ def test_a_role_from_before_profile_stats_still_does_its_job(
         r.acl_deluser(f"old-{role}")
 
 
+SCHEDULE_WRITES = {"put_schedule", "put_schedule, replace", "remove_schedule"}
+"""The operator and the scheduler only read the definitions (``%R~``); declared, they write them
+(and the scheduler the pauses); a declared add names ``P:delayed:data``, which the scheduler
+lacks."""
+
+
 @pytest.mark.parametrize("role", list(acl.ROLES))
 def test_each_role_does_its_job_with_declared_keys(
     role: str, declared_users: dict[str, redis.Redis], r: redis.Redis
@@ -477,9 +526,11 @@ def test_each_role_does_its_job_with_declared_keys(
         )
         for name in OPERATIONS
     }
-    can = allowed(role) | (POLICY_WRITES | LIVE_WRITES if role == "operator" else set())
+    can = allowed(role) | (POLICY_WRITES | LIVE_WRITES | SCHEDULE_WRITES if role == "operator" else set())
     can |= POLICY_WRITES if role == "worker" else set()
     can |= STATS_WRITES if role in ("producer", "worker", "operator") else set()
+    if role == "scheduler":
+        can = (can | SCHEDULE_WRITES | {"pause_schedule", "resume_schedule"}) - {"add"}
     expected = {name: ("ok" if name in can else "NOPERM", "NOPERM") for name in OPERATIONS}
     assert outcome == expected
 
@@ -743,7 +794,12 @@ def _other_count(queue: ShardedWorkQueue, _: Any) -> Any:
 
 
 SHARDED_OPERATIONS: dict[str, tuple[Setup, Op]] = {
-    **{name: op for name, op in OPERATIONS.items() if hasattr(ShardedWorkQueue, method(name))},
+    **{
+        name: op
+        for name, op in OPERATIONS.items()
+        if hasattr(ShardedWorkQueue, method(name))
+        and name != "put_schedule, replace"  # no schedule to replace
+    },
     "lease blocking on the bell": (lambda q: None, lambda q, _: q.lease(60_000, block=True, timeout_ms=50)),
     "release now": (_held, lambda q, held: q.release(held)),
     "record_shard_count": (_unrecorded, lambda q, _: q.record_shard_count()),
@@ -815,6 +871,10 @@ def test_each_role_does_its_job_on_its_sharded_queue_only(
     expected = {name: ("ok" if name in can else "NOPERM", "NOPERM") for name in SHARDED_OPERATIONS}
     # Every role that may read shard 0's count is told its count is another (nothing written).
     expected["open with another shard count"] = ("SHARD_MISMATCH", "NOPERM")
+    # No schedules on a sharded queue yet, whoever asks (RWQ-SCHED-016).
+    expected["put_schedule"] = ("INVALID_ARGUMENT", "INVALID_ARGUMENT")
+    if role == "scheduler":  # it may add, but a sharded queue has no scheduler to ring for
+        expected["add"] = ("no ring", "NOPERM")
     assert outcome == expected
 
 
@@ -1121,4 +1181,23 @@ def test_rwq_stats_is_the_observers_job_and_enable_the_admins(
         "operator": True,
         "admin": False,
         "observer": True,
+        "scheduler": False,
     }
+
+
+def test_worker_and_scheduler_merge_into_one_user(r: redis.Redis, redis_server: RedisServer) -> None:
+    """``rwq acl worker scheduler`` (for ``rwq worker --scheduler``): one user that leases and
+    fires, and is still refused the admin's put with nothing written."""
+    line = rwq_acl("worker", "scheduler", "--prefix", QUEUE)
+    assert shlex.split(line)[2] == "jobs-worker-scheduler"
+    words = set(shlex.split(line))
+    assert {"%R~jobs:policy", "~jobs:delayed", "%R~jobs:schedules", "~jobs:schedules:fired"} <= words
+    create_user(r, line)
+    client = connect(redis_server, "jobs-worker-scheduler")
+    try:
+        for name in ("lease", "fire", "worker_beat"):
+            assert attempt("worker+scheduler", client, name, QUEUE, r) == "ok", name
+        assert attempt("worker+scheduler", client, "put_schedule", QUEUE, r) == "NOPERM"
+    finally:
+        client.close()
+        r.acl_deluser("jobs-worker-scheduler")

@@ -28,6 +28,7 @@ PROFILE_OF_SECTION = {
     "20.": "declared-keys",
     "21.": "workers",
     "22.": "stats",
+    "23.": "periodic",
 }
 """Requirements of these sections belong to a profile: the cases citing them must claim it."""
 RETRY_METHODS = frozenset(
@@ -196,6 +197,7 @@ def test_report_verdicts_cover_every_requirement(reference_report: dict[str, Any
         "declared-keys",
         "workers",
         "stats",
+        "periodic",
     ]
 
 

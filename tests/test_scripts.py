@@ -138,6 +138,10 @@ TOKEN = b"t" * 32
 HELD = "<held token>"  # replaced by the token of the populated queue's lease on "a"
 
 
+EVERY = '{"v":1,"every_ms":1000}'
+DIGEST = "0a" * 20
+
+
 def pairs(count: int) -> list[bytes | int | str]:
     return [part for n in range(count) for part in (f"id{n}", "x")]
 
@@ -350,6 +354,61 @@ BAD_ARGV: dict[str, list[tuple[str, list[bytes | int | str]]]] = {
         ("unknown-mode", ["on"]),
         ("argv-extra", ["read", "x"]),
     ],
+    "schedule": [
+        ("no-argv", []),
+        ("unknown-mode", ["add", "s", EVERY, "x"]),
+        ("put-no-payload", ["put", "s", EVERY]),
+        ("put-argv-extra", ["put", "s", EVERY, "x", "y"]),
+        ("put-empty-name", ["put", "", EVERY, "x"]),
+        ("put-name-201-bytes", ["put", "s" * 201, EVERY, "x"]),
+        ("put-name-leading-dot", ["put", ".s", EVERY, "x"]),
+        ("put-name-at", ["put", "s@1", EVERY, "x"]),
+        ("put-not-json", ["put", "s", "{", "x"]),
+        ("put-array", ["put", "s", "[1]", "x"]),
+        ("put-v2", ["put", "s", '{"v":2,"every_ms":1000}', "x"]),
+        ("put-no-kind", ["put", "s", '{"v":1}', "x"]),
+        ("put-both-kinds", ["put", "s", '{"v":1,"every_ms":1000,"cron":"* * * * *"}', "x"]),
+        ("put-every-999", ["put", "s", '{"v":1,"every_ms":999}', "x"]),
+        ("put-every-over-a-year", ["put", "s", '{"v":1,"every_ms":31536000001}', "x"]),
+        ("put-every-fraction", ["put", "s", '{"v":1,"every_ms":1000.5}', "x"]),
+        ("put-every-text", ["put", "s", '{"v":1,"every_ms":"1000"}', "x"]),
+        ("put-offset-every", ["put", "s", '{"v":1,"every_ms":1000,"offset_ms":1000}', "x"]),
+        ("put-offset-negative", ["put", "s", '{"v":1,"every_ms":1000,"offset_ms":-1}', "x"]),
+        ("put-every-with-tz", ["put", "s", '{"v":1,"every_ms":1000,"tz":"UTC"}', "x"]),
+        ("put-cron-201-bytes", ["put", "s", '{"v":1,"cron":"' + "*" * 201 + '"}', "x"]),
+        ("put-cron-empty", ["put", "s", '{"v":1,"cron":""}', "x"]),
+        ("put-cron-bad-character", ["put", "s", '{"v":1,"cron":"0 0 ? * 1"}', "x"]),
+        ("put-cron-number", ["put", "s", '{"v":1,"cron":5}', "x"]),
+        ("put-cron-offset", ["put", "s", '{"v":1,"cron":"* * * * *","offset_ms":0}', "x"]),
+        ("put-tz-65-bytes", ["put", "s", '{"v":1,"cron":"* * * * *","tz":"' + "Z" * 65 + '"}', "x"]),
+        ("put-tz-bad-character", ["put", "s", '{"v":1,"cron":"* * * * *","tz":"Europe/Lon don"}', "x"]),
+        ("put-missed-never", ["put", "s", '{"v":1,"every_ms":1000,"missed":"never"}', "x"]),
+        ("put-grace-negative", ["put", "s", '{"v":1,"every_ms":1000,"grace_ms":-1}', "x"]),
+        ("put-grace-over-a-day", ["put", "s", '{"v":1,"every_ms":1000,"grace_ms":86400001}', "x"]),
+        ("remove-no-name", ["remove"]),
+        ("pause-bad-name", ["pause", "s s"]),
+        ("resume-argv-extra", ["resume", "s", "x"]),
+        ("list-count-0", ["list", "0", "0"]),
+        ("list-count-1001", ["list", "0", "1001"]),
+        ("list-cursor-word", ["list", "next", "10"]),
+        ("list-argv-extra", ["list", "0", "10", "x"]),
+    ],
+    "fire": [
+        ("no-argv", []),
+        ("no-slot", ["s", DIGEST]),
+        ("101-slots", ["s", DIGEST, *(str(1000 * n) for n in range(1, 102))]),
+        ("empty-name", ["", DIGEST, "1000"]),
+        ("name-201-bytes", ["s" * 201, DIGEST, "1000"]),
+        ("name-at", ["s@1", DIGEST, "1000"]),
+        ("digest-39", ["s", DIGEST[:39], "1000"]),
+        ("digest-upper-case", ["s", DIGEST.upper(), "1000"]),
+        ("slot-negative", ["s", DIGEST, "-1000"]),
+        ("slot-leading-zero", ["s", DIGEST, "01000"]),
+        ("slot-over-10-to-15", ["s", DIGEST, "1000000000000001"]),
+        ("slot-fraction", ["s", DIGEST, "1000.5"]),
+        ("slots-descending", ["s", DIGEST, "2000", "1000"]),
+        ("slots-repeated", ["s", DIGEST, "1000", "1000"]),
+    ],
 }
 # complete_and_lease: each bad lease argument with a valid completion after it (the script must
 # not complete "a" before rejecting the lease part), and each bad completion after valid lease ones.
@@ -364,7 +423,7 @@ def script_keys(name: str, q: WorkQueue) -> list[bytes]:
         return [f"{{{q.prefix}#0}}:queue".encode()]
     if name == "ring":
         return [f"{{{q.prefix}#bell}}".encode()]
-    if name in ("add", "renew", "set_policy", "dead", "heartbeat", "stats"):
+    if name in ("add", "renew", "set_policy", "dead", "heartbeat", "stats", "schedule", "fire"):
         return [q.keys.queue]
     if name == "deep_clean":
         return [q.keys.queue, q.keys.processing, q.keys.deep_clean_index("run1")]
@@ -439,6 +498,8 @@ VALID_ARGV: dict[str, list[bytes | int | str]] = {
     "ring": ["1"],
     "heartbeat": ["beat", "w1", "30000", '{"a":"' + "x" * 4088 + '"}'],  # a record of 4096 bytes
     "stats": ["enable"],
+    "schedule": ["put", "s" * 200, '{"v":1,"every_ms":31536000000,"offset_ms":31535999999}', "x"],
+    "fire": ["s", DIGEST, *(str(1000 * n) for n in range(1, 101))],
 }
 
 

@@ -19,6 +19,7 @@ from .errors import (
     UnsupportedServer,
     WrongType,
 )
+from .periodic import AsyncScheduler, Scheduler
 from .protocol.operations import (
     CleanReport,
     Counts,
@@ -30,6 +31,7 @@ from .protocol.operations import (
     RetryPolicy,
     RwqWarning,
 )
+from .protocol.periodic import Schedule
 from .protocol.scripts import PROTOCOL
 from .protocol.stats import QueueStats, StatCounts
 from .worker import Job, Worker, WorkerEvent, WorkerHealth, WorkerStats
@@ -39,6 +41,7 @@ __version__ = "1.0.0.dev0"
 __all__ = [
     "PROTOCOL",
     "AsyncJob",
+    "AsyncScheduler",
     "AsyncWorkQueue",
     "AsyncWorker",
     "CleanReport",
@@ -62,6 +65,8 @@ __all__ = [
     "RetryPolicy",
     "RwqError",
     "RwqWarning",
+    "Schedule",
+    "Scheduler",
     "ShardCountUnrecorded",
     "ShardMismatch",
     "StatCounts",

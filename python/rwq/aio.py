@@ -11,11 +11,12 @@ from redis.exceptions import NoScriptError, ResponseError
 
 from . import _shell
 from .errors import RwqError
-from .protocol import declared, live, stats, validation
+from .protocol import declared, live, periodic, stats, validation
 from .protocol import operations as ops
 from .protocol.commands import Command, Plan, RunScript
 from .protocol.live import Beat, LiveWorker
 from .protocol.operations import CleanReport, Counts, DeadItem, FailResult, Lease, Outcome, RetryPolicy
+from .protocol.periodic import Fired, Schedule, ScheduleList
 from .protocol.stats import QueueStats
 
 T = TypeVar("T")
@@ -302,6 +303,30 @@ class AsyncWorkQueue:
     async def stats(self) -> QueueStats:
         """:meth:`WorkQueue.stats`."""
         return await self._run(stats.stats(self.keys))
+
+    async def put_schedule(self, name: str, schedule: Schedule, data: bytes = b"") -> bool:
+        """:meth:`WorkQueue.put_schedule`."""
+        return await self._run(periodic.put_schedule(self.keys, name, schedule, data))
+
+    async def remove_schedule(self, name: str) -> bool:
+        """:meth:`WorkQueue.remove_schedule`."""
+        return await self._run(periodic.change_schedule(self.keys, "remove", name))
+
+    async def pause_schedule(self, name: str) -> bool:
+        """:meth:`WorkQueue.pause_schedule`."""
+        return await self._run(periodic.change_schedule(self.keys, "pause", name))
+
+    async def resume_schedule(self, name: str) -> bool:
+        """:meth:`WorkQueue.resume_schedule`."""
+        return await self._run(periodic.change_schedule(self.keys, "resume", name))
+
+    async def schedules(self) -> ScheduleList:
+        """:meth:`WorkQueue.schedules`."""
+        return await self._run(periodic.schedules(self.keys))
+
+    async def fire(self, name: str, digest: str, slots: Sequence[int]) -> Fired:
+        """:meth:`WorkQueue.fire`."""
+        return await self._run(periodic.fire(self.keys, name, digest, slots))
 
     async def _run(self, plan: Plan[T]) -> T:
         if self.declared_keys:

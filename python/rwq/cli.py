@@ -7,7 +7,7 @@ from pathlib import Path
 
 import click
 
-from . import cli_policy, cli_queue, cli_worker
+from . import cli_periodic, cli_policy, cli_queue, cli_worker
 from .console import EXIT_USAGE, missing_extra
 
 
@@ -180,12 +180,14 @@ OPERATOR_COMMANDS = (
     cli_queue.clean,
     cli_queue.dead,
     cli_queue.workers,
+    cli_periodic.schedule,
 )
 for command in (
     *OPERATOR_COMMANDS,
     cli_queue.acl_command,
     cli_queue.shards_command,
     cli_worker.worker_command,
+    cli_periodic.scheduler_command,
     cli_policy.policy,
 ):
     cli.add_command(command)

@@ -357,7 +357,7 @@ def _clean(report: CleanReport) -> dict[str, Any]:
     "acl",
     epilog="Roles: " + "; ".join(f"{role.name}: {role.job}" for role in acl.ROLES.values()) + ".",
 )
-@click.argument("role", type=click.Choice(list(acl.ROLES)))
+@click.argument("roles", nargs=-1, required=True, type=click.Choice(list(acl.ROLES)))
 @click.option("--prefix", required=True, help="The queue's key prefix.")
 @click.option("--user", help="The ACL user's name (default: PREFIX-ROLE).")
 @click.option("--redis6", is_flag=True, help="Write ~ for read-only key patterns too (Redis 6.2 has no %R~).")
@@ -373,14 +373,15 @@ def _clean(report: CleanReport) -> dict[str, Any]:
     help="A sharded queue's shard count (SPEC §19): every shard, and its doorbell.",
 )
 def acl_command(
-    *, role: str, prefix: str, user: str | None, redis6: bool, declared_keys: bool, shards: int
+    *, roles: tuple[str, ...], prefix: str, user: str | None, redis6: bool, declared_keys: bool, shards: int
 ) -> None:
-    """Print the ACL SETUSER line giving ROLE its job on one queue and no other (SPEC §13.1).
+    """Print the ACL SETUSER line giving ROLES their jobs on one queue and no other (SPEC §13.1);
+    several roles make one user (``worker scheduler`` for ``rwq worker --scheduler``).
 
     The line sets no password: add one (>secret, or #<sha256>) when you run it.
     """
     try:
-        click.echo(acl.setuser(role, prefix, user, read_only=not (redis6 or declared_keys), shards=shards))
+        click.echo(acl.setuser(roles, prefix, user, read_only=not (redis6 or declared_keys), shards=shards))
     except RwqError as exc:
         raise click.ClickException(f"{exc.code}: {exc}") from exc
 

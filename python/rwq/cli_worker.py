@@ -15,6 +15,7 @@ import importlib
 import json
 import logging
 import sys
+import threading
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime
@@ -40,6 +41,7 @@ from .cli_queue import (
 from .client import WorkQueue
 from .errors import RwqError
 from .handlers import handler_kind
+from .periodic import AsyncScheduler, Scheduler
 from .sharded import AsyncShardedWorkQueue, ShardedWorkQueue
 from .worker import Worker, WorkerEvent
 
@@ -140,6 +142,11 @@ def load_handler(spec: str) -> Callable[..., Any]:
 )
 @click.option("--log-level", type=click.Choice(["DEBUG", "INFO", "WARNING", "ERROR"]), default="INFO")
 @click.option("--otel", is_flag=True, help="OpenTelemetry metrics and spans per item (the otel extra).")
+@click.option(
+    "--scheduler",
+    is_flag=True,
+    help="Also fire the queue's schedules (profile periodic) beside the worker (rwq acl worker scheduler).",
+)
 def worker_command(
     *,
     handler_spec: str,
@@ -157,6 +164,7 @@ def worker_command(
     log_format: str,
     log_level: str,
     otel: bool,
+    scheduler: bool,
 ) -> None:
     """Run MODULE:CALLABLE on the items of a queue: a function taking a Job, or an async one
     (async def, an object with async def __call__, or a partial of either) taking an AsyncJob.
@@ -193,6 +201,7 @@ def worker_command(
         shards,
         declared_keys,
         on_event,
+        scheduler,
     )
     try:
         forced = (
@@ -228,6 +237,7 @@ class Run:
     shards: int = 0
     declared_keys: bool = False
     on_event: Callable[[WorkerEvent], object] | None = None
+    scheduler: bool = False
 
     def queue_options(self) -> dict[str, Any]:
         """The queue's settings."""
@@ -254,13 +264,29 @@ def _run_sync(handler: Callable[..., Any], run: Run) -> int | None:
         else WorkQueue(client, run.prefix, **run.queue_options())
     )
     worker = Worker(queue, handler, **run.options())
+    scheduler = _scheduler(queue, run)
     queue.retry_policy()  # fail fast (exit 1, not endless retries) with a read the worker role has
+    thread = threading.Thread(target=scheduler.run, name="rwq-scheduler") if scheduler else None
     with worker.install_signal_handlers():
         try:
+            if thread:
+                thread.start()
             worker.run()
         finally:
+            if scheduler and thread:
+                scheduler.stop()
+                thread.join()
             client.close()
     return worker.forced_by
+
+
+def _scheduler(queue: Any, run: Run) -> Any:
+    """The scheduler that ``--scheduler`` runs beside the worker, or None."""
+    if not run.scheduler:
+        return None
+    if run.shards:
+        raise click.UsageError("--scheduler: no schedules on a sharded queue yet (RWQ-SCHED-016)")
+    return (AsyncScheduler if isinstance(queue, AsyncWorkQueue) else Scheduler)(queue)
 
 
 async def _run_async(handler: Callable[..., Any], run: Run) -> int | None:
@@ -274,10 +300,15 @@ async def _run_async(handler: Callable[..., Any], run: Run) -> int | None:
         else AsyncWorkQueue(client, run.prefix, **run.queue_options())
     )
     worker = AsyncWorker(queue, handler, **run.options())
+    scheduler = _scheduler(queue, run)
     await queue.retry_policy()
     with worker.install_signal_handlers():
+        task = asyncio.create_task(scheduler.run()) if scheduler else None
         try:
             await worker.run()
         finally:
+            if scheduler and task:
+                scheduler.stop()
+                await task
             await client.aclose()
     return worker.forced_by

@@ -11,11 +11,12 @@ from redis.exceptions import NoScriptError, ResponseError
 
 from . import _shell
 from .errors import RwqError
-from .protocol import declared, live, stats, validation
+from .protocol import declared, live, periodic, stats, validation
 from .protocol import operations as ops
 from .protocol.commands import Command, Plan, RunScript
 from .protocol.live import Beat, LiveWorker
 from .protocol.operations import CleanReport, Counts, DeadItem, FailResult, Lease, Outcome, RetryPolicy
+from .protocol.periodic import Fired, Schedule, ScheduleList
 from .protocol.stats import QueueStats
 
 T = TypeVar("T")
@@ -295,6 +296,33 @@ class WorkQueue:
         """The queue's statistics: per counter, this minute's count and the last 1, 5, 15 and 60
         complete minutes', read at one instant of the server's clock."""
         return self._run(stats.stats(self.keys))
+
+    def put_schedule(self, name: str, schedule: Schedule, data: bytes = b"") -> bool:
+        """Create or replace schedule ``name`` with the payload of every item it adds (profile
+        periodic, SPEC §23); True when it was created: its first slot is then the first after
+        the server's now."""
+        return self._run(periodic.put_schedule(self.keys, name, schedule, data))
+
+    def remove_schedule(self, name: str) -> bool:
+        """Remove a schedule (its items stay); False when there was none."""
+        return self._run(periodic.change_schedule(self.keys, "remove", name))
+
+    def pause_schedule(self, name: str) -> bool:
+        """Pause a schedule; False when there is none or it is paused already."""
+        return self._run(periodic.change_schedule(self.keys, "pause", name))
+
+    def resume_schedule(self, name: str) -> bool:
+        """Resume a paused schedule: no slot of the pause fires; False when it was not paused."""
+        return self._run(periodic.change_schedule(self.keys, "resume", name))
+
+    def schedules(self) -> ScheduleList:
+        """Every schedule of the queue by name, with the server's now."""
+        return self._run(periodic.schedules(self.keys))
+
+    def fire(self, name: str, digest: str, slots: Sequence[int]) -> Fired:
+        """Fire ``slots`` (ascending) of schedule ``name``, computed from the definition whose
+        SHA1 is ``digest``: what a :class:`~rwq.Scheduler` does."""
+        return self._run(periodic.fire(self.keys, name, digest, slots))
 
     def _run(self, plan: Plan[T]) -> T:
         if self.declared_keys:

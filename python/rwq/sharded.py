@@ -29,7 +29,7 @@ from redis.cluster import RedisCluster
 
 from .aio import AsyncWorkQueue
 from .client import WorkQueue
-from .errors import NoPermission, RwqError
+from .errors import InvalidArgument, NoPermission, RwqError
 from .protocol import sharding as plans
 from .protocol import stats as stats_plans
 from .protocol import validation
@@ -188,6 +188,10 @@ class ShardedWorkQueue:
     def purge_dead(self, ids: Sequence[str]) -> list[bool]:
         """Delete dead items for good, each on its shard; False where the id is not dead."""
         return self._run(plans.dead_action(self.layout, "purge_dead", ids))
+
+    def put_schedule(self, name: str, schedule: Any, data: bytes = b"") -> bool:
+        """Refused: periodic items on a sharded queue wait for a design (RWQ-SCHED-016)."""
+        raise InvalidArgument("schedules are not supported on a sharded queue yet (RWQ-SCHED-016)")
 
     def worker_beat(self, worker_id: str, ttl_ms: int, record: Mapping[str, Any]) -> Beat:
         """Register or refresh a live worker, on shard 0 (SPEC §21)."""
@@ -385,6 +389,10 @@ class AsyncShardedWorkQueue:
     async def purge_dead(self, ids: Sequence[str]) -> list[bool]:
         """Delete dead items for good, each on its shard; False where the id is not dead."""
         return await self._run(plans.dead_action(self.layout, "purge_dead", ids))
+
+    async def put_schedule(self, name: str, schedule: Any, data: bytes = b"") -> bool:
+        """Refused: periodic items on a sharded queue wait for a design (RWQ-SCHED-016)."""
+        raise InvalidArgument("schedules are not supported on a sharded queue yet (RWQ-SCHED-016)")
 
     async def worker_beat(self, worker_id: str, ttl_ms: int, record: Mapping[str, Any]) -> Beat:
         """:meth:`ShardedWorkQueue.worker_beat`."""

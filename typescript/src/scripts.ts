@@ -15,7 +15,7 @@ export interface Script {
 const NAMES = [
   "add", "lease", "claim", "renew", "complete", "complete_and_lease", "release", "counts",
   "light_clean", "deep_clean", "set_policy", "fail", "dead", "shards", "ring", "heartbeat",
-  "stats",
+  "stats", "schedule", "fire",
 ] as const;
 export type ScriptName = (typeof NAMES)[number];
 

@@ -164,6 +164,8 @@ def lint(case: Case) -> list[str]:
             and "frozen-clock" not in case.needs
         ):
             problems.append(f"step {index}: advance_time_ms needs 'clock-control' or 'frozen-clock' in needs")
+        elif "rewind_time_ms" in step and "clock-rewind" not in case.needs:
+            problems.append(f"step {index}: rewind_time_ms needs 'clock-rewind' in needs")
         elif step.get("fault") == "script-flush" and "managed-redis" not in case.needs:
             problems.append(f"step {index}: script-flush needs 'managed-redis' in needs")
         elif step.get("fault") in PROXY_FAULTS:

@@ -56,6 +56,7 @@ PATHS = (
     "shard-ring",
     "live-workers",
     "stats",
+    "periodic",
 )
 ERRORS = (
     "INVALID_ARGUMENT",
@@ -172,6 +173,16 @@ DEAD_SET = {"dead_list", "dead_get", "dead_requeue", "dead_purge"}
 RINGING = {"add", "add_many", "release", "release_many", "dead_requeue"}
 LIVE = {"worker_beat", "worker_leave", "workers"}
 STATS = {"stats_enable", "stats_disable", "stats"}
+PERIODIC = {
+    "schedule_put",
+    "schedule_remove",
+    "schedule_pause",
+    "schedule_resume",
+    "schedule_list",
+    "schedule_fire",
+    "schedule_next",
+    "scheduler_tick",
+}
 _LOOP = re.compile(r"for i = 1, (\d+) do redis\.call\('[LR]PUSH'")
 POLICY_FIELDS = (
     "max_attempts",
@@ -352,6 +363,8 @@ def _paths(step: Step) -> set[str]:
         found.add("live-workers")
     if method in STATS:
         found.add("stats")
+    if method in PERIODIC:
+        found.add("periodic")
     if "shards" in step.options:
         found.add("shard-check")
         if method in ("lease", "lease_many"):

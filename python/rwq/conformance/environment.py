@@ -141,6 +141,8 @@ class RedisEnvironment:
             caps.add("standalone")
         if self.clock == "frozen":
             caps.add("frozen-clock")
+        if self.server is not None and self.server.frozen_clock:
+            caps.add("clock-rewind")
         return frozenset(caps)
 
     @property
@@ -226,6 +228,12 @@ class RedisEnvironment:
                 self.client.execute_command("DEL", key)
             else:
                 self.client.execute_command("PEXPIRE", key, pttl - ms)
+
+    def rewind(self, ms: int) -> None:
+        """Move the runner's own frozen server clock back by ``ms`` (capability clock-rewind)."""
+        if self.server is None or not self.server.frozen_clock:
+            raise RuntimeError("rewind_time_ms needs the runner's own frozen-clock server (clock-rewind)")
+        self.server.rewind(ms)
 
     # -- faults and observation ----------------------------------------------------------
     def script_flush(self) -> None:

@@ -514,6 +514,11 @@ def _advance(ctx: CaseContext, step: dict[str, Any]) -> None:
     ctx.advanced_ms += step["advance_time_ms"]
 
 
+def _rewind(ctx: CaseContext, step: dict[str, Any]) -> None:
+    ctx.env.rewind(step["rewind_time_ms"])
+    ctx.advanced_ms -= step["rewind_time_ms"]
+
+
 def _fault(ctx: CaseContext, step: dict[str, Any]) -> None:
     kind = step["fault"]
     targets = [step["session"]] if "session" in step else list(ctx.sessions)
@@ -615,6 +620,7 @@ VERBS: dict[str, Verb] = {
     "reset": _close,
     "redis": _redis,
     "advance_time_ms": _advance,
+    "rewind_time_ms": _rewind,
     "fault": _fault,
     "check": _check,
 }

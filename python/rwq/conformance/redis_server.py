@@ -302,6 +302,25 @@ class RedisServer:
                 time.sleep(0.001)
         raise RuntimeError("the server did not pick up the new fake time")
 
+    def rewind(self, ms: int) -> None:
+        """Move the frozen clock back by ``ms`` (a server clock jump backwards) and wait until the
+        server sees it."""
+        if not self.frozen_clock:
+            raise RuntimeError("rewind() needs a server started with frozen_clock=True")
+        if ms < 0:
+            raise ValueError("rewind() takes a positive step; advance() moves forward")
+        self._now -= dt.timedelta(milliseconds=ms)
+        self._write_clock()
+        target = round(self._now.timestamp() * 1_000_000)
+        deadline = time.monotonic() + 5
+        with self.client(socket_timeout=5, client_name="rwqc-runner") as probe:
+            while time.monotonic() < deadline:
+                seconds, micros = probe.time()
+                if target <= seconds * 1_000_000 + micros < target + 1000:
+                    return
+                time.sleep(0.001)
+        raise RuntimeError("the server did not pick up the new fake time")
+
     def stop(self) -> None:
         if self._process is not None and self._process.poll() is None:
             self._process.terminate()

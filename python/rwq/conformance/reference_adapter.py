@@ -20,8 +20,10 @@ from redis.cluster import RedisCluster
 from .. import __version__
 from ..client import WorkQueue
 from ..errors import RwqError
+from ..periodic import Scheduler
 from ..protocol.live import Beat
 from ..protocol.operations import CleanReport, DeadItem, FailOutcome, FailResult, Lease, Outcome, RetryPolicy
+from ..protocol.periodic import Fired, Schedule, next_slots
 from ..protocol.scripts import registry
 from ..protocol.stats import QueueStats
 from ..sharded import ShardedWorkQueue
@@ -38,6 +40,7 @@ PROFILES = [
     "declared-keys",
     "workers",
     "stats",
+    "periodic",
 ]
 Queue = WorkQueue | ShardedWorkQueue
 """A session's queue: profile sharded's (option ``shards``) or a plain one."""
@@ -147,6 +150,53 @@ def _stats(stats: QueueStats) -> Json:
     }
 
 
+SCHEDULE_MEMBERS = ("every_ms", "offset_ms", "cron", "tz", "missed", "grace_ms")
+
+
+def _schedule(value: Json) -> Schedule:
+    """A schedule object as the library's Schedule, unchecked: the library refuses bad values."""
+    if not isinstance(value, dict):
+        return value  # type: ignore[no-any-return]  # the library refuses what is not a Schedule
+    return Schedule(**{name: value[name] for name in SCHEDULE_MEMBERS if name in value})
+
+
+def _listed(queue: Queue) -> Json:
+    if not isinstance(queue, WorkQueue):
+        raise Unsupported("schedule_list on a sharded session")
+    out = []
+    for stored in queue.schedules().schedules:
+        try:
+            stored.schedule()
+            definition = json.loads(stored.definition)
+        except RwqError:
+            definition = None
+        out.append(
+            {
+                "name": stored.name,
+                "schedule": definition,
+                "data": encode_bytes(stored.data),
+                "last_fired_ms": stored.last_fired_ms,
+                "paused_ms": stored.paused_ms,
+            }
+        )
+    return out
+
+
+def _fired(reply: Fired) -> Json:
+    return {
+        "now_ms": reply.now_ms,
+        "status": reply.status,
+        "last_fired_ms": reply.last_fired_ms,
+        "outcomes": reply.outcomes,
+    }
+
+
+def _plain(queue: Queue, method: str) -> WorkQueue:
+    if not isinstance(queue, WorkQueue):
+        raise Unsupported(f"{method} on a sharded session")
+    return queue
+
+
 def _complete_and_lease(queue: Queue, p: dict[str, Any]) -> Json:
     outcomes, leases = queue.complete_and_lease_many(
         [_target(t) for t in p["items"]],
@@ -216,6 +266,14 @@ METHODS: dict[str, Callable[[Queue, dict[str, Any]], Json]] = {
     "stats_enable": lambda q, p: q.enable_stats(),
     "stats_disable": lambda q, p: q.disable_stats(),
     "stats": lambda q, p: _stats(q.stats()),
+    "schedule_put": lambda q, p: q.put_schedule(p["name"], _schedule(p["schedule"]), decode_bytes(p["data"])),
+    "schedule_remove": lambda q, p: _plain(q, "schedule_remove").remove_schedule(p["name"]),
+    "schedule_pause": lambda q, p: _plain(q, "schedule_pause").pause_schedule(p["name"]),
+    "schedule_resume": lambda q, p: _plain(q, "schedule_resume").resume_schedule(p["name"]),
+    "schedule_list": lambda q, p: _listed(q),
+    "schedule_fire": lambda q, p: _fired(_plain(q, "schedule_fire").fire(p["name"], p["digest"], p["slots"])),
+    "schedule_next": lambda q, p: next_slots(_schedule(p["schedule"]), p["after_ms"], p["count"]),
+    "scheduler_tick": lambda q, p: None,  # replaced per session by Adapter.call (it keeps a Scheduler)
 }
 
 
@@ -237,6 +295,7 @@ class Adapter:
         self.redis_url = os.environ.get("RWQ_REDIS_URL", "")
         self.cluster = os.environ.get("RWQ_REDIS_CLUSTER") == "1"
         self.sessions: dict[str, tuple[redis.Redis | RedisCluster, Queue]] = {}
+        self.schedulers: dict[str, Scheduler] = {}
         self.done = False
 
     def hello(self, args: dict[str, Any]) -> Json:
@@ -279,9 +338,18 @@ class Adapter:
     def call(self, args: dict[str, Any]) -> Json:
         if args["session"] not in self.sessions:
             raise BadRequest(f"unknown session {args['session']!r}")
-        return METHODS[args["method"]](self.sessions[args["session"]][1], args["params"])
+        queue = self.sessions[args["session"]][1]
+        if args["method"] == "scheduler_tick":
+            scheduler = self.schedulers.get(args["session"])
+            if scheduler is None:
+                scheduler = Scheduler(_plain(queue, "scheduler_tick"), heartbeat=False)
+                self.schedulers[args["session"]] = scheduler
+            tick = scheduler.tick()
+            return {"fired": tick.fired, "next_ms": tick.next_ms}
+        return METHODS[args["method"]](queue, args["params"])
 
     def close(self, args: dict[str, Any]) -> Json:
+        self.schedulers.pop(args["session"], None)
         client, _ = self.sessions.pop(args["session"], (None, None))
         if client is not None:
             client.close()

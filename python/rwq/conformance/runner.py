@@ -132,7 +132,7 @@ def needs_server_alone(case: Case, frozen: bool) -> str | None:
     if case is stateful.CASE or case is workload.CASE:
         return "it flushes scripts, kills connections and moves time"
     for position, step in enumerate(case.steps, 1):
-        if "advance_time_ms" in step and frozen:
+        if ("advance_time_ms" in step or "rewind_time_ms" in step) and frozen:
             return f"step {position} moves the frozen clock of the whole server"
         if step.get("fault") in SERVER_FAULTS:
             return f"step {position} ({step['fault']}) flushes the server's script cache"

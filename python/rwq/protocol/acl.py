@@ -21,6 +21,7 @@ _LISTS = ("queue", "processing")
 _FLAT = ("in_flight",)
 _WORKERS = ("workers", "workers:seen")
 _STATS = ("stats", "stats:series")
+_SCHEDULES = ("schedules", "schedules:data", "schedules:fired", "schedules:paused")
 
 SCRIPT_KEYS: dict[str, frozenset[str]] = {
     "add": frozenset({"queue", *_ITEM, *_DELAY, "dead", *_STATS}),
@@ -40,6 +41,8 @@ SCRIPT_KEYS: dict[str, frozenset[str]] = {
     "ring": frozenset(),  # its one key is the doorbell {P#bell}, outside every shard's P: (SPEC §19)
     "heartbeat": frozenset({"queue", *_WORKERS}),
     "stats": frozenset({"queue", *_STATS}),
+    "schedule": frozenset({"queue", *_SCHEDULES}),
+    "fire": frozenset({"queue", *_ITEM, "dead", "delayed", *_SCHEDULES}),
 }
 """Per canonical script: the key families ``<P>:<family>`` it may read or write (SPEC §3, §15, §16,
 §21, §22). The scripts that count profile stats read the flag ``stats`` and write the series."""
@@ -55,6 +58,7 @@ FAMILIES = (
     "shards",
     *_WORKERS,
     *_STATS,
+    *_SCHEDULES,
 )
 """Every key family of the layout, in the order of SPEC §3: the order the rules are printed in."""
 
@@ -70,8 +74,8 @@ def script_commands(name: str) -> frozenset[str]:
 
 
 READS = frozenset(
-    {"exists", "get", "hget", "hgetall", "hmget", "llen", "lrange", "time", "type", "zcard", "zrange"}
-    | {"zrangebyscore", "zrevrange", "zscore"}
+    {"exists", "get", "hexists", "hget", "hgetall", "hmget", "hscan", "llen", "lrange", "time", "type"}
+    | {"zcard", "zrange", "zrangebyscore", "zrevrange", "zscore"}
 )
 """The commands that only read: a role that runs a script in its read modes only (``Role.reads``)
 gets these of the script's commands, and none of its writes."""
@@ -146,30 +150,40 @@ ROLES: dict[str, Role] = {
         Role(
             "operator",
             "counts, light_clean, deep_clean, the dead-letter set (list, get, requeue, purge), "
-            "read the policy, list the live workers, read the stats",
-            "add; renew, complete, release and fail (never lease)",
-            ("counts", "light_clean", "deep_clean", "dead", "heartbeat"),
+            "read the policy, list the live workers, read the stats, list, pause and resume the schedules",
+            "add; renew, complete, release and fail (never lease); fire the schedules' slots",
+            ("counts", "light_clean", "deep_clean", "dead", "heartbeat", "schedule"),
             ("scan", "hgetall"),
             ("policy",),
-            read_only=("policy", *_WORKERS, "stats"),
+            read_only=("policy", *_WORKERS, "stats", "schedules", "schedules:data"),
             reads=("stats",),
         ),
         Role(
             "admin",
             "load the scripts, set and read the retry policy, record a sharded queue's shard count, "
-            "turn the stats on and off (profile stats)",
+            "turn the stats on and off (profile stats), put, remove, list, pause and resume the schedules",
             "nothing",
-            ("set_policy", "stats"),
+            ("set_policy", "stats", "schedule"),
             ("script|load", "hgetall"),
         ),
         Role(
             "observer",
-            "counts, list the live workers, read the stats (dashboards, exporters, rwq workers, rwq stats)",
+            "counts, list the live workers and the schedules, read the stats "
+            "(dashboards, exporters, rwq workers, rwq stats)",
             "nothing",
             ("counts",),
             (),
-            read_only=("in_flight", "delayed", "dead", *_WORKERS, *_STATS),
-            reads=("heartbeat", "stats"),
+            read_only=("in_flight", "delayed", "dead", *_WORKERS, *_STATS, *_SCHEDULES),
+            reads=("heartbeat", "stats", "schedule"),
+        ),
+        Role(
+            "scheduler",
+            "list the schedules and fire their slots (profile periodic), its heartbeat (profile workers)",
+            "add (not delayed), list the live workers",
+            ("fire", "heartbeat"),
+            (),
+            read_only=("dead", "delayed", "schedules", "schedules:data", "schedules:paused"),
+            reads=("schedule",),
         ),
     )
 }
@@ -220,8 +234,38 @@ def _digit_globs(low: str, high: str) -> list[str]:
     return globs
 
 
-def rules(role: str, prefix: str, *, read_only: bool = True, shards: int = 0) -> list[str]:
-    """The ``ACL SETUSER`` rules that give ``role`` exactly its job on queue ``prefix``.
+def merged(names: tuple[str, ...]) -> Role:
+    """One role doing the jobs of several (``rwq acl worker scheduler``: a worker started with
+    ``--scheduler``): every script and command of each, and a family read-only only where every
+    role that names it only reads it."""
+    for name in names:
+        if name not in ROLES:
+            raise InvalidArgument(f"role must be one of {', '.join(ROLES)}, not {name!r}")
+    if len(names) == 1:
+        return ROLES[names[0]]
+    roles = [ROLES[name] for name in names]
+    named = [set(role.families()) for role in roles]
+    read_only = tuple(
+        family
+        for family in FAMILIES
+        if any(family in n for n in named)
+        and all(family in role.read_only for role, n in zip(roles, named, strict=True) if family in n)
+    )
+    return Role(
+        "+".join(names),
+        "; ".join(role.job for role in roles),
+        "; ".join(role.also for role in roles),
+        tuple(dict.fromkeys(script for role in roles for script in role.scripts)),
+        tuple(dict.fromkeys(command for role in roles for command in role.commands)),
+        tuple(dict.fromkeys(family for role in roles for family in role.key_families)),
+        read_only,
+        tuple(dict.fromkeys(script for role in roles for script in role.reads)),
+    )
+
+
+def rules(role: str | tuple[str, ...], prefix: str, *, read_only: bool = True, shards: int = 0) -> list[str]:
+    """The ``ACL SETUSER`` rules that give ``role`` (or several roles, merged) exactly its job on
+    queue ``prefix``.
 
     A family the role only reads gets a read-only pattern (``%R~``, Redis 7); ``read_only=False``
     writes ``~`` instead, for Redis 6.2. With ``shards`` (profile sharded, SPEC §19) the patterns
@@ -229,10 +273,9 @@ def rules(role: str, prefix: str, *, read_only: bool = True, shards: int = 0) ->
     count key of shard 0 that every client checks (read-only but for the admin, who records it),
     and the doorbell for the roles that ring it or wait on it.
     """
-    if role not in ROLES:
-        raise InvalidArgument(f"role must be one of {', '.join(ROLES)}, not {role!r}")
+    names = (role,) if isinstance(role, str) else role
+    spec = merged(names)
     v.queue_prefix(prefix, cluster=False)
-    spec = ROLES[role]
     commands = spec.all_commands()
     if not shards:
         return ["reset", "on", *_patterns(spec, prefix, read_only), *(f"+{c}" for c in commands)]
@@ -243,15 +286,15 @@ def rules(role: str, prefix: str, *, read_only: bool = True, shards: int = 0) ->
         for pattern in _patterns(spec, f"{{{prefix}#{glob}}}", read_only)
     ]
     # Only the admin records the shard count; every other role only checks it (RWQ-SHARD-009).
-    writes = role == "admin" or not read_only
+    writes = "admin" in names or not read_only
     patterns.append(f"{'' if writes else '%R'}~{layout.prefixes[0]}:shards")
     extra = set(script_commands("shards"))
-    if role in READERS:
+    if all(name in READERS for name in names):
         extra &= READS
-    if role in RINGS:
+    if any(name in RINGS for name in names):
         patterns.append(f"~{layout.bell.decode()}")
         extra |= script_commands("ring")
-    if role == "worker":  # a blocking lease waits on the doorbell, never on a shard (RWQ-SHARD-007)
+    if "worker" in names:  # a blocking lease waits on the doorbell, never on a shard (RWQ-SHARD-007)
         extra.add("blpop")
         commands = [command for command in commands if command != "blmove"]
     commands += sorted(extra - set(commands))
@@ -266,10 +309,16 @@ def _patterns(spec: Role, prefix: str, read_only: bool) -> list[str]:
 
 
 def setuser(
-    role: str, prefix: str, user: str | None = None, *, read_only: bool = True, shards: int = 0
+    role: str | tuple[str, ...],
+    prefix: str,
+    user: str | None = None,
+    *,
+    read_only: bool = True,
+    shards: int = 0,
 ) -> str:
     """The ``ACL SETUSER`` line (redis-cli quoting); the password is the deployer's to add."""
-    words = [user or f"{prefix}-{role}", *rules(role, prefix, read_only=read_only, shards=shards)]
+    name = role if isinstance(role, str) else "-".join(role)
+    words = [user or f"{prefix}-{name}", *rules(role, prefix, read_only=read_only, shards=shards)]
     return "ACL SETUSER " + " ".join(_quote(word) for word in words)
 
 

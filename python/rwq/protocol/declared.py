@@ -72,6 +72,8 @@ def named_ids(command: RunScript) -> Sequence[Any]:
         return args[1 :: 2 if args[0] == b"owner" else 1]
     if name == "complete_and_lease":
         return args[6 :: 2 if args[5] == b"owner" else 1]
+    if name == "fire":  # name, digest, slots: the ids <name>@<slot> (SPEC §23)
+        return [_raw(args[0]) + b"@" + _raw(slot) for slot in args[2:]]
     if name in ("dead", "deep_clean") and args[:1] == (b"requeue",):
         return args[1:]
     return ()

@@ -29,6 +29,8 @@ SCRIPT_NAMES = (
     "ring",
     "heartbeat",
     "stats",
+    "schedule",
+    "fire",
 )
 
 
