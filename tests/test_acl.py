@@ -528,7 +528,7 @@ def test_each_role_does_its_job_with_declared_keys(
     }
     can = allowed(role) | (POLICY_WRITES | LIVE_WRITES | SCHEDULE_WRITES if role == "operator" else set())
     can |= POLICY_WRITES if role == "worker" else set()
-    can |= STATS_WRITES if role in ("producer", "worker", "operator") else set()
+    can |= STATS_WRITES if role in ("producer", "worker", "operator", "scheduler") else set()
     if role == "scheduler":
         can = (can | SCHEDULE_WRITES | {"pause_schedule", "resume_schedule"}) - {"add"}
     expected = {name: ("ok" if name in can else "NOPERM", "NOPERM") for name in OPERATIONS}
@@ -816,7 +816,11 @@ SHARDED_JOBS = {
     "worker": JOBS["worker"] | {"lease blocking on the bell", "release now"},
     "admin": JOBS["admin"] | {"record_shard_count"},
 }
-SHARDED_ALSO = {**ALSO, "operator": ALSO["operator"] | {"release now"}}  # it may release (never lease)
+SHARDED_ALSO = {
+    **ALSO,
+    "operator": ALSO["operator"] | {"release now"},  # it may release (never lease)
+    "scheduler": ALSO["scheduler"] | {"stats"},  # it reads the stats flag, and GETs the shard count
+}
 
 
 @pytest.fixture

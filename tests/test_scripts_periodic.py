@@ -206,7 +206,16 @@ def test_declared_fire_names_every_slot_id(fr: redis.Redis, frozen_server: Redis
     put(fr)
     slot = slot_after(fr)
     frozen_server.advance(slot - now_ms(fr))
-    names = (b"schedules", b"schedules:data", b"schedules:fired", b"schedules:paused", b"dead", b"delayed")
+    names = (
+        b"schedules",
+        b"schedules:data",
+        b"schedules:fired",
+        b"schedules:paused",
+        b"dead",
+        b"delayed",
+        b"stats",
+        b"stats:series",
+    )
     declared = (Q, *(P + n for n in names))
     item = f"s@{slot}".encode()
     with pytest.raises(redis.ResponseError, match=r"RWQ_INVALID_ARGUMENT .*declared"):

@@ -42,7 +42,7 @@ SCRIPT_KEYS: dict[str, frozenset[str]] = {
     "heartbeat": frozenset({"queue", *_WORKERS}),
     "stats": frozenset({"queue", *_STATS}),
     "schedule": frozenset({"queue", *_SCHEDULES}),
-    "fire": frozenset({"queue", *_ITEM, "dead", "delayed", *_SCHEDULES}),
+    "fire": frozenset({"queue", *_ITEM, "dead", "delayed", *_SCHEDULES, *_STATS}),
 }
 """Per canonical script: the key families ``<P>:<family>`` it may read or write (SPEC §3, §15, §16,
 §21, §22). The scripts that count profile stats read the flag ``stats`` and write the series."""
@@ -182,7 +182,7 @@ ROLES: dict[str, Role] = {
             "add (not delayed), list the live workers",
             ("fire", "heartbeat"),
             (),
-            read_only=("dead", "delayed", "schedules", "schedules:data", "schedules:paused"),
+            read_only=("dead", "delayed", "schedules", "schedules:data", "schedules:paused", "stats"),
             reads=("schedule",),
         ),
     )
