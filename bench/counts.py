@@ -24,6 +24,7 @@ import redis
 from rwq import RetryPolicy, WorkQueue
 from rwq.conformance.redis_server import RedisServer
 from rwq.conformance.wire import parse_line
+from rwq.protocol.periodic import Schedule
 from rwq.protocol.scripts import registry
 
 COUNTS_FILE = Path(__file__).resolve().parent.parent / "lua" / "command-counts.json"
@@ -94,6 +95,28 @@ def _stats(setup: Callable[[WorkQueue], object], *counters: str) -> Callable[[Wo
     return with_stats
 
 
+def _scheduled(count: int) -> Callable[[WorkQueue], object]:
+    """Setup (profile periodic): ``count`` schedules every second; schedule s0 has its slot of
+    the current second due (its watermark one slot before). Returns s0's digest and that slot."""
+
+    def setup(q: WorkQueue) -> object:
+        for n in range(count):
+            q.put_schedule(f"s{n}", Schedule.every(1000), b"payload")
+        client: Any = q._redis
+        seconds, _micros = client.time()
+        slot = int(seconds) * 1000
+        client.hset(f"{q.prefix}:schedules:fired", "s0", slot - 1000)
+        return q.schedules().schedules[0].digest, slot
+
+    return setup
+
+
+def _fire(q: WorkQueue, due: object) -> object:
+    assert isinstance(due, tuple)
+    digest, slot = due
+    return q.fire("s0", str(digest), [int(slot)])
+
+
 SCENARIOS = (
     Scenario("add", "add", 1, lambda q: None, lambda q, _: q.add("new", b"x" * 100)),
     Scenario("add_many_100", "add", 100, lambda q: None, lambda q, _: q.add_many(_items(100, 1000))),
@@ -160,6 +183,16 @@ SCENARIOS = (
     ),
     Scenario(
         "heartbeat_list_100", "heartbeat", 100, _beating(100, expired=0), lambda q, _: q.workers(count=100)
+    ),
+    Scenario("fire", "fire", 1, _scheduled(1), _fire),
+    Scenario("fire_stats", "fire", 1, _stats(_scheduled(1), "added"), _fire),
+    Scenario("schedule_list_100", "schedule", 100, _scheduled(100), lambda q, _: q.schedules()),
+    Scenario(
+        "schedule_put",
+        "schedule",
+        1,
+        lambda q: None,
+        lambda q, _: q.put_schedule("s", Schedule.every(1000), b"p"),
     ),
 )
 

@@ -218,11 +218,17 @@ if type(existing) == 'table' then
   end
   existing = redis.call('EXISTS', unpack(rest))
 end
-if existing > 0 then
-  for i = 1, n do bad = bad or mistyped(keys[i], 'string') end
-  for i = 1, #absent, 2 do bad = bad or mistyped(absent[i], absent[i + 1]) end
-else
+if existing == 0 then
   for i = 1, #absent, 2 do types[absent[i]] = false end
+else
+  -- On a queue with stats on, the flag is usually the one key that exists: then no other TYPE.
+  bad = mistyped(flag, 'string')
+  if existing > (types[flag] and 1 or 0) then
+    for i = 1, n do bad = bad or mistyped(keys[i], 'string') end
+    for i = 1, #absent, 2 do bad = bad or mistyped(absent[i], absent[i + 1]) end
+  else
+    for i = 1, #absent, 2 do types[absent[i]] = types[absent[i]] or false end
+  end
 end
 if bad then return wrong_type(bad) end
 local added = {}
