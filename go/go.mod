@@ -2,7 +2,10 @@ module github.com/rwq-protocol/rwq/go
 
 go 1.21
 
-require github.com/redis/go-redis/v9 v9.17.3
+require (
+	github.com/redis/go-redis/v9 v9.17.3
+	github.com/robfig/cron/v3 v3.0.1
+)
 
 require (
 	github.com/cespare/xxhash/v2 v2.3.0 // indirect

@@ -69,6 +69,28 @@ def test_an_unjudged_survivor_and_a_stale_ledger_are_reported(
     assert "py/validation.py/gone/num/00000000: in the ledger but no longer generated" in found
 
 
+def test_deferring_unjudged_survivors_keeps_every_verdict(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """--defer-unjudged turns only survivors without a verdict into pending, not judged ones."""
+    ledger = json.loads(generated_mutants.LEDGER.read_text())
+    verdicts = generated_mutants.load_verdicts()
+    judged = next(
+        m
+        for m in ledger["mutants"]
+        if m["id"].startswith("py/") and m["result"] == "survived" and m["id"] in verdicts
+    )
+    fresh = next(m for m in ledger["mutants"] if m["id"].startswith("py/") and m["result"] == "killed")
+    fresh.update(result="survived")
+    judged.update(cases=1, covering=50)  # its fast-mode run stopped at a case cap
+    monkeypatch.setattr(generated_mutants, "LEDGER", tmp_path / "ledger.json")
+    generated_mutants.LEDGER.write_text(json.dumps(ledger))
+    generated_mutants.main(["--lang", "py", "--defer-unjudged", "later"])
+    after = generated_mutants.load_ledger()
+    assert after[fresh["id"]]["result"] == "pending"
+    assert after[judged["id"]]["result"] == "survived"
+
+
 TINY = {
     "go.mod": "module example.com/tiny\n\ngo 1.21\n",
     "tiny.go": 'package tiny\n\nimport "strings"\n\nfunc Limit() int { return 10 }\n\n'

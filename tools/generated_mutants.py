@@ -510,8 +510,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument(
         "--defer-unjudged",
         metavar="REASON",
-        help="run nothing; list as pending, with REASON, the survivors without a verdict and those "
-        "whose second pass has not run",
+        help="run nothing; list as pending, with REASON, the survivors (of --only, if given) that "
+        "have no verdict; a judged survivor keeps its verdict",
     )
     parser.add_argument(
         "--defer",
@@ -547,10 +547,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.defer_unjudged:
         verdicts = load_verdicts()
         for key, entry in ledger.items():
-            unfinished = entry["cases"] < min(entry["covering"], args.survivor_cases or 10**9)
             unjudged = not verdicts.get(key, {}).keys() & JUDGED
             alive = entry["result"] in ("survived", "not-covered")
-            if key.split("/")[0] in langs and alive and (unjudged or unfinished):
+            if key in wanted and alive and unjudged:
                 entry["result"] = "pending"
                 deferred[entry["file"]] = args.defer_unjudged
                 changed.add(key)
