@@ -191,7 +191,7 @@ func (w walk) next(afterMs int64) int64 {
 	if w.cron == nil {
 		return (floorDiv(afterMs-w.s.OffsetMs, w.s.EveryMs)+1)*w.s.EveryMs + w.s.OffsetMs
 	}
-	if slot := w.cron.NextSlot(max(afterMs, -1)); slot >= 0 {
+	if slot := w.cron.NextSlot(max(afterMs, 0)); slot >= 0 {
 		return slot
 	}
 	return math.MaxInt64
