@@ -26,6 +26,7 @@ from jsonschema import Draft202012Validator  # type: ignore[import-untyped,unuse
 from rwq import AsyncScheduler, AsyncWorkQueue, InvalidArgument, Schedule, Scheduler, WorkQueue
 from rwq.cli import cli
 from rwq.conformance.redis_server import RedisServer
+from rwq.periodic import Tick
 from rwq.protocol.periodic import StoredSchedule
 from rwq.sharded import ShardedWorkQueue
 
@@ -359,3 +360,14 @@ def test_rwq_scheduler_exits_0_on_sigterm(r: redis.Redis, redis_server: RedisSer
     process.send_signal(signal.SIGTERM)
     _, stderr = process.communicate(timeout=30)
     assert process.returncode == 0, stderr
+
+
+def test_a_scheduler_waits_until_its_next_slot_by_the_server_clock() -> None:
+    """RWQ-SCHED-018: until the next slot, counted from the reply's now on the monotonic clock;
+    at least 1 ms, at most 10,000 ms."""
+    start = time.monotonic()
+    assert 400 <= Scheduler.wait_ms(Tick([], 1000, 1500), start) <= 500
+    assert Scheduler.wait_ms(Tick([], 1000, 1500), start - 0.3) <= 200
+    assert Scheduler.wait_ms(Tick([], 1000, 900), start) == 1
+    assert Scheduler.wait_ms(Tick([], 1000, 1000 + 3_600_000), start) == 10_000
+    assert Scheduler.wait_ms(Tick([], 1000, None), start) == 10_000
