@@ -44,6 +44,12 @@ def test_ids_are_unique_and_stable() -> None:
     }
 
 
+def test_every_protocol_module_is_mutated_or_skipped_with_a_reason() -> None:
+    modules = {path.name for path in pymutate.PROTOCOL.glob("*.py")}
+    assert modules == set(pymutate.FILES) | set(pymutate.SKIPPED)
+    assert not set(pymutate.FILES) & set(pymutate.SKIPPED)
+
+
 def test_a_mutant_changes_its_module_in_memory_only() -> None:
     mutant = next(
         m for m in pymutate.generate(("validation.py",)) if m.original == "1000" and m.mutated == "1001"

@@ -39,7 +39,16 @@ from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
 PROTOCOL = ROOT / "python" / "rwq" / "protocol"
-FILES = ("validation.py", "operations.py", "commands.py", "declared.py", "sharding.py", "scripts.py")
+FILES = (
+    "validation.py",
+    "operations.py",
+    "commands.py",
+    "declared.py",
+    "sharding.py",
+    "scripts.py",
+    "live.py",
+)
+"""The mutated modules of ``PROTOCOL``: every other one is in ``SKIPPED``, with its reason."""
 SKIPPED = {
     "acl.py": "ACL rules for `rwq acl` (cli_queue.py): no adapter call reaches them, the suite "
     "cannot see them by design (tests/test_acl.py covers them against a real Redis)",
