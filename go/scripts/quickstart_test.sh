@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
 # The README quickstart, as a Go user outside this repository would follow it: an empty module in
 # a temporary directory that requires github.com/rwq-protocol/rwq/go, pointed at this checkout
-# with `go mod edit -replace`, holding the README's two quickstart files (extracted from
+# with `go mod edit -replace`, holding the README's three quickstart files (extracted from
 # go/README.md, so the README cannot drift from what runs), built with the go-redis version of
 # our go.sum; then the producer and the worker (-burst) run to completion against a redis-server
-# this script starts on a free port, and the queue must be empty. Bounded: 120 s at most.
+# this script starts on a free port, and the queue must be empty; then the scheduler runs for
+# 2.5 s and must have fired 2 or 3 slots of its 1 s schedule. Bounded: 120 s at most.
 set -euo pipefail
 module_dir=$(cd "$(dirname "$0")/.." && pwd)
 command -v go >/dev/null 2>&1 || PATH="$PATH:/usr/local/go/bin"
@@ -37,7 +38,7 @@ awk -v app="$app" '
   writing && /^```$/ { writing = 0; close(file); file = ""; next }
   writing { print > file }
 ' "$module_dir/README.md"
-test -s "$app/producer/main.go" && test -s "$app/worker/main.go"
+test -s "$app/producer/main.go" && test -s "$app/worker/main.go" && test -s "$app/scheduler/main.go"
 
 cd "$app"
 export GOFLAGS=-mod=mod GOWORK=off
@@ -60,4 +61,11 @@ fi
 left=$(redis-cli -p "$port" eval "return {redis.call('LLEN', KEYS[1]), redis.call('LLEN', KEYS[2])}" 2 emails:queue emails:processing | tr '\n' ' ')
 [ "$left" = "0 0 " ] || { echo "quickstart_test: queue and processing lists hold $left" >&2; exit 1; }
 grep -q "sending welcome-10 to user 10" "$work/worker.log"
-echo "quickstart_test: ok (producer added 10, worker sent 10, queue empty)"
+scheduled=$(timeout 60 go run ./scheduler -for 2.5s 2>"$work/scheduler.log")
+case "$scheduled" in
+  "2 items queued" | "3 items queued") ;;
+  *) echo "quickstart_test: scheduler said: $scheduled" >&2; cat "$work/scheduler.log" >&2; exit 1 ;;
+esac
+pings=$(redis-cli -p "$port" lrange reports:queue 0 -1 | grep -c '^ping@')
+[ "$pings" = "${scheduled%% *}" ] || { echo "quickstart_test: reports:queue holds $pings pings" >&2; exit 1; }
+echo "quickstart_test: ok (producer added 10, worker sent 10, queue empty; scheduler fired $pings slots)"

@@ -22,7 +22,7 @@ after(async () => {
 test("the README's examples run", async () => {
   const readme = readFileSync(new URL("README.md", root), "utf8");
   const blocks = [...readme.matchAll(/```js\n\/\/ (\S+\.mjs)\n([\s\S]*?)```/g)];
-  assert.deepEqual(blocks.map((m) => m[1]), ["producer.mjs", "worker.mjs", "errors.mjs"]);
+  assert.deepEqual(blocks.map((m) => m[1]), ["producer.mjs", "worker.mjs", "errors.mjs", "scheduler.mjs"]);
   // Inside the package directory, so that "@rwq-protocol/rwq" resolves to this package.
   const dir = new URL("dist/readme-examples/", root);
   mkdirSync(dir, { recursive: true });
@@ -37,4 +37,7 @@ test("the README's examples run", async () => {
   assert.match(outputs["worker.mjs"]!, /sending to ada@example\.org \(attempt 1\)/);
   assert.match(outputs["worker.mjs"]!, /true\n$/);
   assert.match(outputs["errors.mjs"]!, /^true true INVALID_ARGUMENT$/m);
+  assert.match(outputs["scheduler.mjs"]!, /^[23] items queued$/m); // 2.5 s of a 1 s schedule
+  assert.equal((await redis.admin.lrange("{reports}:queue", 0, -1)).filter((id) => id.startsWith("ping@")).length,
+    Number(outputs["scheduler.mjs"]![0]));
 });
