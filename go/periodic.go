@@ -39,9 +39,9 @@ var (
 )
 
 // Schedule is a definition (SPEC §23.1): exactly one of EveryMs (the slots k·EveryMs + OffsetMs,
-// ms since the epoch) or Cron (a 5-field expression, SPEC §23.2) in zone TZ ("" is UTC). Missed
-// says what happens to slots more than GraceMs late: MissedSkip ("" too) or MissedOnce. Build one
-// with Every or CronIn, which set the defaults (GraceMs 60000; the zero GraceMs is 0 ms).
+// ms since the epoch) or Cron (a 5-field expression, SPEC §23.2) in zone TZ (an IANA name). Missed
+// says what happens to slots more than GraceMs late: MissedSkip or MissedOnce. Build one with
+// Every or CronIn, which set the defaults (MissedSkip, GraceMs 60000), then change its fields.
 type Schedule struct {
 	EveryMs  int64  `json:"every_ms,omitempty"`
 	OffsetMs int64  `json:"offset_ms,omitempty"`
@@ -87,7 +87,7 @@ func (s Schedule) walk() (walk, error) {
 		if err := checkRange("offset_ms", s.OffsetMs, 0, s.EveryMs-1); err != nil {
 			return w, err
 		}
-		if s.TZ != "" && s.TZ != "UTC" {
+		if s.TZ != "" && s.TZ != "UTC" { // "" is the zero value, UTC the default of a stored one
 			return w, invalid("tz applies to cron schedules only (RWQ-SCHED-001)")
 		}
 	} else {
@@ -97,26 +97,19 @@ func (s Schedule) walk() (walk, error) {
 		if len(s.Cron) > MaxCronBytes || !cronChars.MatchString(s.Cron) {
 			return w, invalid("cron must be 1..200 bytes of a cron expression (RWQ-SCHED-004)")
 		}
-		if !scheduleTZ.MatchString(s.zone()) {
+		if !scheduleTZ.MatchString(s.TZ) {
 			return w, invalid("tz must be an IANA zone name of 1..64 bytes (RWQ-SCHED-001)")
 		}
-		cron, err := ParseCron(s.Cron, s.zone())
+		cron, err := ParseCron(s.Cron, s.TZ)
 		if err != nil {
 			return w, err
 		}
 		w.cron = cron
 	}
-	if s.Missed != "" && s.Missed != MissedSkip && s.Missed != MissedOnce {
+	if s.Missed != MissedSkip && s.Missed != MissedOnce {
 		return w, invalid(fmt.Sprintf("missed must be skip or once, not %q (RWQ-SCHED-001)", s.Missed))
 	}
 	return w, checkRange("grace_ms", s.GraceMs, 0, MaxGraceMs)
-}
-
-func (s Schedule) zone() string {
-	if s.TZ == "" {
-		return "UTC"
-	}
-	return s.TZ
 }
 
 // definition is the stored JSON: compact, v = 1, members in the order every client writes them.
@@ -127,14 +120,10 @@ func (s Schedule) definition() []byte {
 		fmt.Fprintf(&b, `"every_ms":%d,"offset_ms":%d,`, s.EveryMs, s.OffsetMs)
 	} else {
 		cron, _ := json.Marshal(s.Cron)
-		tz, _ := json.Marshal(s.zone())
+		tz, _ := json.Marshal(s.TZ)
 		fmt.Fprintf(&b, `"cron":%s,"tz":%s,`, cron, tz)
 	}
-	missed := s.Missed
-	if missed == "" {
-		missed = MissedSkip
-	}
-	fmt.Fprintf(&b, `"missed":%q,"grace_ms":%d}`, missed, s.GraceMs)
+	fmt.Fprintf(&b, `"missed":%q,"grace_ms":%d}`, s.Missed, s.GraceMs)
 	return b.Bytes()
 }
 
@@ -170,9 +159,11 @@ func ParseSchedule(definition []byte) (Schedule, error) {
 			*m.to = *m.from
 		}
 	}
-	if d.EveryMs != nil && *d.EveryMs == 0 || d.Cron != nil && *d.Cron == "" || d.TZ != nil && *d.TZ == "" ||
-		d.Missed != nil && *d.Missed == "" {
-		return Schedule{}, invalid("the definition has an empty every_ms, cron, tz or missed (RWQ-SCHED-017)")
+	if d.TZ == nil && s.Cron != "" {
+		s.TZ = "UTC" // the default zone of a stored definition
+	}
+	if d.EveryMs != nil && *d.EveryMs == 0 || d.Cron != nil && *d.Cron == "" {
+		return Schedule{}, invalid("the definition has an every_ms of 0 or an empty cron (RWQ-SCHED-017)")
 	}
 	return s, s.Check()
 }

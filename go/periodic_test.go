@@ -128,6 +128,8 @@ func TestPeriodicRefusesBadInputBeforeIO(t *testing.T) {
 		"zone with a space": CronIn("0 0 * * *", "Europe/Lon don"),
 		"unknown zone":      CronIn("0 0 * * *", "Mars/Olympus"),
 		"offset on cron":    with(CronIn("0 0 * * *", "UTC"), func(s *Schedule) { s.OffsetMs = 5 }),
+		"cron, no zone":     with(CronIn("0 0 * * *", "UTC"), func(s *Schedule) { s.TZ = "" }),
+		"missed unset":      {EveryMs: 1000, GraceMs: 1000},
 	}
 	calls := map[string]func() error{}
 	for name, s := range bad {
@@ -210,6 +212,9 @@ func slotsFrom(first int64, n int) []int64 {
 func TestParseSchedule(t *testing.T) {
 	if s := must[Schedule](t)(ParseSchedule([]byte(`{"v":1,"every_ms":5000,"later":"ignored"}`))); s != Every(5000) {
 		t.Fatalf("defaults and unknown members: %+v", s)
+	}
+	if s := must[Schedule](t)(ParseSchedule([]byte(`{"v":1,"cron":"@daily"}`))); s != CronIn("@daily", "UTC") {
+		t.Fatalf("a cron definition's default zone: %+v", s)
 	}
 	for _, text := range []string{`{"v":2,"every_ms":5000}`, `{`, `[1]`, `null`, `{"v":1}`, `{"v":true,"every_ms":5000}`,
 		`{"v":1,"every_ms":5000.5}`, `{"v":1,"every_ms":"5000"}`, `{"v":1,"every_ms":0,"cron":"* * * * *"}`,
