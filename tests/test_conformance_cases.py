@@ -98,6 +98,7 @@ def write_case(tmp_path: Path, case: dict[str, Any], **document: Any) -> Path:
         ({"id": "other/x", "steps": [{"check": {"keys": {}}}]}, "must start with the file's group"),
         ({"steps": [{"call": "add", "session": "zz"}]}, "unknown session 'zz'"),
         ({"steps": [{"advance_time_ms": 5}]}, "needs 'clock-control'"),
+        ({"needs": ["frozen-clock"], "steps": [{"rewind_time_ms": 5}]}, "needs 'clock-rewind'"),
         ({"steps": [{"fault": "script-flush"}]}, "needs 'managed-redis'"),
         (
             {

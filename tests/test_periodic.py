@@ -13,7 +13,7 @@ import sys
 import threading
 import time
 from collections import Counter
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -27,7 +27,7 @@ from rwq import AsyncScheduler, AsyncWorkQueue, InvalidArgument, Schedule, Sched
 from rwq.cli import cli
 from rwq.conformance.redis_server import RedisServer
 from rwq.periodic import Tick
-from rwq.protocol.periodic import StoredSchedule
+from rwq.protocol.periodic import Fired, StoredSchedule
 from rwq.sharded import ShardedWorkQueue
 
 EVERY = Schedule.every(60_000)
@@ -182,7 +182,15 @@ def test_stale_and_bad_definitions(
     ]
 
 
-def test_a_jump_back_fires_nothing_twice(fr: redis.Redis, frozen_server: RedisServer) -> None:
+def test_a_jump_back_fires_nothing_twice(
+    fr: redis.Redis, frozen_server: RedisServer, redis_server: RedisServer
+) -> None:
+    """A server clock jump back (RedisServer.rewind, the runner's rewind_time_ms) fires no slot
+    again; a rewind needs a positive step on a frozen clock."""
+    with pytest.raises(ValueError, match="positive"):
+        frozen_server.rewind(-1)
+    with pytest.raises(RuntimeError, match="frozen_clock"):
+        redis_server.rewind(1)
     queue = WorkQueue(fr, "p")
     queue.put_schedule("s", EVERY)
     slot = to_slot(fr, frozen_server)
@@ -371,3 +379,98 @@ def test_a_scheduler_waits_until_its_next_slot_by_the_server_clock() -> None:
     assert Scheduler.wait_ms(Tick([], 1000, 900), start) == 1
     assert Scheduler.wait_ms(Tick([], 1000, 1000 + 3_600_000), start) == 10_000
     assert Scheduler.wait_ms(Tick([], 1000, None), start) == 10_000
+
+
+def test_a_cron_schedule_fires_in_its_zone(fr: redis.Redis, frozen_server: RedisServer) -> None:
+    """SPEC §23.2 through the scheduler: hourly in Asia/Kolkata is at :30 UTC; the CLI adds and
+    walks a cron schedule, and refuses a day that never comes before any I/O."""
+    queue = WorkQueue(fr, "p")
+    slot = to_slot(fr, frozen_server, every=3_600_000, extra=-1) + 1_800_000
+    frozen_server.advance(slot - now_ms(fr) - 1)
+    queue.put_schedule("h", Schedule.cron_in("@hourly", "Asia/Kolkata"), b"x")
+    assert Scheduler(queue, heartbeat=False).tick().fired == []
+    frozen_server.advance(1)
+    tick = Scheduler(queue, heartbeat=False).tick()
+    assert (tick.fired, tick.next_ms) == ([f"h@{slot}"], slot + 3_600_000)
+    add = (
+        "schedule",
+        "add",
+        "n",
+        "-q",
+        "p",
+        "--cron",
+        "30 2 * * *",
+        "--tz",
+        "America/New_York",
+        "--data",
+        "",
+    )
+    assert rwq(frozen_server, *add)["created"] is True
+    nights = rwq(frozen_server, "schedule", "next", "n", "-q", "p", "--count", "2")["slots_ms"]
+    assert all(n // 1000 % 86400 in (27_000, 23_400) for n in nights)  # 02:30 EST or EDT: 07:30 or 06:30 UTC
+    assert nights[1] - nights[0] in (86_400_000, 82_800_000, 90_000_000)
+    refused = CliRunner().invoke(
+        cli,
+        ["schedule", "add", "t", "-q", "p", "--url", frozen_server.url, "--cron", "0 0 30 2 *", "--data", ""],
+    )
+    assert refused.exit_code == 1
+    assert "RWQ-SCHED-007" in refused.output
+
+
+class CountingQueue(WorkQueue):
+    """A queue that counts its fire calls and the slots they found old (another scheduler's)."""
+
+    calls = 0
+    old = 0
+
+    def fire(self, name: str, digest: str, slots: Sequence[int]) -> Fired:
+        reply = super().fire(name, digest, slots)
+        CountingQueue.calls += 1
+        CountingQueue.old += reply.outcomes.count("old")
+        return reply
+
+
+def test_schedulers_running_on_the_server_clock_lose_no_slot(r: redis.Redis) -> None:
+    """Four Scheduler.run threads (heartbeats on) for 4 s of real time on two 1 s schedules:
+    every slot up to the stop becomes exactly one item. Figures printed for the closing note."""
+    setup = WorkQueue(r, "p")
+    for name in ("a", "b"):
+        setup.put_schedule(name, Schedule.every(1000, grace_ms=60_000), b"x")
+    start = setup.schedules().now_ms
+    CountingQueue.calls = CountingQueue.old = 0
+    schedulers = [Scheduler(CountingQueue(r, "p")) for _ in range(4)]
+    threads = [threading.Thread(target=s.run) for s in schedulers]
+    for t in threads:
+        t.start()
+    time.sleep(4)
+    for s in schedulers:
+        s.stop()
+    for t in threads:
+        t.join(10)
+    end = setup.schedules().now_ms
+    raw: list[bytes] = r.lrange("p:queue", 0, -1)  # type: ignore[assignment]
+    queued = Counter(item.decode() for item in raw)
+    due = {f"{n}@{slot}" for n in ("a", "b") for slot in range(start // 1000 * 1000 + 1000, end - 300, 1000)}
+    lost, duplicates = due - set(queued), sum(c - 1 for c in queued.values())
+    print(
+        f"\nperiodic on a running clock: 4 schedulers x {(end - start) / 1000:.1f} s x 2 schedules of 1 s: "
+        f"{len(queued)} items for {len(due)} slots due, duplicates {duplicates}, lost {len(lost)}, "
+        f"fire calls {CountingQueue.calls} ({CountingQueue.old} slots found already fired)"
+    )
+    assert not any(t.is_alive() for t in threads)
+    assert (lost, duplicates) == (set(), 0)
+    assert WorkQueue(r, "p").workers() == []
+
+
+def test_without_the_cron_extra_cron_schedules_are_a_typed_refusal(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Without croniter, a cron definition is InvalidArgument (a scheduler skips it), not a crash."""
+    from rwq.protocol import cron, periodic  # noqa: PLC0415
+
+    def missing(texts: list[str]) -> list[frozenset[int]]:
+        raise ImportError("cron schedules need the 'cron' extra: pip install 'rwq[cron]'")
+
+    monkeypatch.setattr(cron, "_expand", missing)
+    periodic.cron_schedule.cache_clear()
+    with pytest.raises(InvalidArgument, match="extra"):
+        Schedule.cron_in("5 4 * * *")
+    periodic.cron_schedule.cache_clear()

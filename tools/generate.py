@@ -1,6 +1,7 @@
 """Regenerate the checked-in artefacts: composite scripts (lua/complete_and_lease.lua),
 lua/manifest.json, conformance/requirements.json, conformance/cases/wrong-type.json,
 conformance/cases/sharded.json, conformance/cases/boundaries.json, conformance/cases/paths.json,
+conformance/cases/cron.json (from the cron vectors),
 conformance/coverage/matrix.json (from the cases), go/lua/ (the
 Go module's copy of the canonical scripts and their manifest, embedded with go:embed; committed
 so that the module builds on its own) and typescript/src/scripts.generated.ts (the TypeScript
@@ -17,6 +18,7 @@ from boundary_cases import document as boundary_cases
 from compose_lua import composites
 from coverage_matrix import MATRIX
 from coverage_matrix import build as coverage_matrix
+from cron_cases import document as cron_cases
 from declared_keys import filled
 from fragments import filled as fragments_filled
 from path_cases import document as path_cases
@@ -41,6 +43,7 @@ def derived() -> dict[Path, str]:
         ROOT / "conformance" / "cases" / "sharded.json": sharded_cases(),
         ROOT / "conformance" / "cases" / "boundaries.json": boundary_cases(),
         ROOT / "conformance" / "cases" / "paths.json": path_cases(),
+        ROOT / "conformance" / "cases" / "cron.json": cron_cases(),
         ROOT / "typescript" / "src" / "scripts.generated.ts": ts_scripts(),
     }
 

@@ -8,8 +8,8 @@ server's time carried by the replies (RWQ-SCHED-011), never from this process's 
 
 from __future__ import annotations
 
+import functools
 import hashlib
-import importlib
 import itertools
 import json
 import re
@@ -20,6 +20,7 @@ from typing import Any
 from ..errors import InvalidArgument, InvalidType
 from . import validation as v
 from .commands import Plan, RunScript
+from .cron import CronSchedule
 from .operations import QueueKeys
 from .scripts import registry
 
@@ -132,7 +133,7 @@ class Schedule:
         if self.every_ms is not None:
             return ((after_ms - self.offset_ms) // self.every_ms + 1) * self.every_ms + self.offset_ms
         assert self.cron is not None
-        return int(cron_schedule(self.cron, self.tz).next_slot(after_ms))
+        return cron_schedule(self.cron, self.tz).next_slot(max(after_ms, 0))
 
     def latest_slot(self, low_ms: int, high_ms: int) -> int | None:
         """The greatest slot in ``(low_ms, high_ms]``, or None."""
@@ -145,7 +146,7 @@ class Schedule:
             slot, found = self.next_slot(start), None
             while slot <= high_ms:
                 found, slot = slot, self.next_slot(slot)
-            if found is not None or start == low_ms:
+            if found is not None or start <= max(low_ms, 0):
                 return found
             window *= 2
 
@@ -177,16 +178,15 @@ def next_slots(schedule: Schedule, after_ms: int, count: int) -> list[int]:
     return slots
 
 
-def cron_schedule(expr: str, tz: str) -> Any:
-    """The cron walk of ``rwq.protocol.cron`` (SPEC §23.2) for ``expr`` in ``tz``; InvalidArgument
-    for an expression it refuses, or where this build has no cron walk."""
+@functools.lru_cache(maxsize=256)
+def cron_schedule(expr: str, tz: str) -> CronSchedule:
+    """The parsed cron walk (SPEC §23.2) of ``expr`` in ``tz``, kept for the next tick;
+    InvalidArgument for an expression or zone it refuses (RWQ-SCHED-004, -007), and where the
+    ``cron`` extra is not installed (a scheduler then skips cron schedules, logged once)."""
     try:
-        cron = importlib.import_module("rwq.protocol.cron")
-    except ImportError:
-        raise InvalidArgument(
-            "cron schedules are not supported by this build of rwq yet (no cron walk)"
-        ) from None
-    return cron.CronSchedule.parse(expr, tz)
+        return CronSchedule.parse(expr, tz)
+    except ImportError as exc:
+        raise InvalidArgument(str(exc)) from None
 
 
 @dataclass(frozen=True, slots=True)
