@@ -240,9 +240,10 @@ var methods = map[string]func(q Q, p P) (any, error){
 	},
 }
 
-// schedule is a schedule object; members that do not decode are INVALID_ARGUMENT (as policies).
+// schedule is a schedule object, absent members at PROTOCOL.md's defaults (UTC, skip, 60000); members
+// that do not decode are INVALID_ARGUMENT (as policies).
 func schedule(p P) rwq.Schedule {
-	return num(p, "schedule", rwq.Schedule{Missed: rwq.MissedSkip, GraceMs: rwq.DefaultGraceMs})
+	return num(p, "schedule", rwq.Schedule{TZ: "UTC", Missed: rwq.MissedSkip, GraceMs: rwq.DefaultGraceMs})
 }
 
 // plain is a session's queue when it is not sharded (periodic's other methods need not exist there).
