@@ -93,6 +93,16 @@ func TestRolesOfTheSpec(t *testing.T) {
 		}
 		return heldLease(t, q)
 	}
+	scheduled := func(q *Queue) Lease { // a schedule whose slots of the last minute are due
+		must[bool](t)(q.PutSchedule(ctx, "s", Every(1000), nil))
+		must[int64](t)(q.rdb.HSet(ctx, q.prefix+":schedules:fired", "s", 0).Result())
+		return Lease{}
+	}
+	paused := func(q *Queue) Lease {
+		scheduled(q)
+		must[bool](t)(q.PauseSchedule(ctx, "s"))
+		return Lease{}
+	}
 	jobs := map[string][]roleOp{
 		"producer": {
 			{"Add", none, func(q *Queue, _ Lease) error { _, err := q.Add(ctx, "n", nil); return err }},
@@ -124,9 +134,25 @@ func TestRolesOfTheSpec(t *testing.T) {
 			{"PurgeDead", dead, func(q *Queue, l Lease) error { _, err := q.PurgeDead(ctx, []string{l.ID}); return err }},
 			{"TrimDead", dead, func(q *Queue, _ Lease) error { _, err := q.TrimDead(ctx); return err }},
 			{"RetryPolicy", dead, func(q *Queue, _ Lease) error { _, err := q.RetryPolicy(ctx); return err }},
+			{"PauseSchedule", scheduled, func(q *Queue, _ Lease) error { _, err := q.PauseSchedule(ctx, "s"); return err }},
+			{"ResumeSchedule", paused, func(q *Queue, _ Lease) error { _, err := q.ResumeSchedule(ctx, "s"); return err }},
 		},
 		"observer": {
 			{"Counts", none, func(q *Queue, _ Lease) error { _, err := q.Counts(ctx); return err }},
+			{"Schedules", scheduled, func(q *Queue, _ Lease) error { _, err := q.Schedules(ctx); return err }},
+		},
+		"scheduler": {
+			{"Scheduler.Tick", scheduled, func(q *Queue, _ Lease) error {
+				tick, err := NewScheduler(q, nil).Tick(ctx)
+				if err == nil && len(tick.Fired) == 0 {
+					return fmt.Errorf("the tick fired nothing")
+				}
+				return err
+			}},
+			{"WorkerBeat", none, func(q *Queue, _ Lease) error {
+				_, err := q.WorkerBeat(ctx, "sched-1", 30_000, NewScheduler(q, nil).record())
+				return err
+			}},
 		},
 		"admin": {
 			{"SetRetryPolicy", none, func(q *Queue, _ Lease) error {
@@ -135,6 +161,8 @@ func TestRolesOfTheSpec(t *testing.T) {
 			}},
 			{"RetryPolicy", none, func(q *Queue, _ Lease) error { _, err := q.RetryPolicy(ctx); return err }},
 			{"clear the policy", dead, func(q *Queue, _ Lease) error { return q.SetRetryPolicy(ctx, nil) }},
+			{"PutSchedule", none, func(q *Queue, _ Lease) error { _, err := q.PutSchedule(ctx, "s", Every(1000), nil); return err }},
+			{"RemoveSchedule", scheduled, func(q *Queue, _ Lease) error { _, err := q.RemoveSchedule(ctx, "s"); return err }},
 		},
 	}
 	for role, rules := range specRoles(t) {

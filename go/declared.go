@@ -105,6 +105,12 @@ func namedIDs(script string, args []any) []string {
 			return every(args, 6, 2)
 		}
 		return every(args, 6, 1)
+	case "fire": // name, digest, slots: the ids <name>@<slot> (SPEC §23)
+		out := every(args, 2, 1)
+		for i := range out {
+			out[i] = argString(args[0]) + "@" + out[i]
+		}
+		return out
 	case "dead", "deep_clean":
 		if len(args) > 0 && argString(args[0]) == "requeue" {
 			return every(args, 1, 1)

@@ -13,6 +13,7 @@ as a worker, its real Worker (the players of :mod:`interop_langs`).
 - A delayed add in one language and its lease in another (every ordered pair), on the server's
   frozen clock: not a millisecond early.
 - A sharded queue (profile sharded, 4 shards) fed by all three and served by all three at once.
+- A scheduler in each language on one queue at once (profile periodic): each slot one item.
 
 A language whose toolchain is missing (go; node and npm) has its cases skipped, saying so.
 """
@@ -22,7 +23,9 @@ from __future__ import annotations
 import base64
 import itertools
 import os
+import re
 import shutil
+import signal
 import subprocess
 import time
 import uuid
@@ -34,7 +37,7 @@ import redis
 
 from interop_helpers import text
 from interop_langs import LANGS, ROOT, Program, PythonPlayer, Running, Subprocess, b64
-from rwq import WorkQueue
+from rwq import Schedule, WorkQueue
 from rwq.conformance.redis_server import RedisServer
 from rwq.sharded import ShardedWorkQueue
 
@@ -355,3 +358,76 @@ def test_a_sharded_queue_fed_and_served_by_three_languages_at_once(
         (0, 0, 0)
     ] * SHARDS
     assert sum(shard.counts().dead for shard in shards) == len(dead)
+
+
+SCHEDULES = ("a", "b", "c")
+SCHEDULE_RUN_S = 5.0
+
+
+def grown(r: redis.Redis, key: str, length: int) -> None:
+    """Wait (15 s at most) until list ``key`` holds ``length`` entries."""
+    deadline = time.monotonic() + 15
+    while r.llen(key) < length:
+        assert time.monotonic() < deadline, f"{key} holds {r.llen(key)} entries, not {length}"
+        time.sleep(0.05)
+
+
+def registered(queue: WorkQueue, langs: set[str]) -> None:
+    """Wait (15 s at most) until a live scheduler of each language in ``langs`` is registered."""
+    deadline = time.monotonic() + 15
+    while True:
+        kinds = {(w.record.get("kind"), w.record.get("language")) for w in queue.workers()}
+        if {("scheduler", lang) for lang in langs} <= kinds:
+            return
+        assert time.monotonic() < deadline, f"schedulers registered: {kinds}"
+        time.sleep(0.05)
+
+
+def test_schedulers_in_three_languages_fire_each_slot_once(
+    request: pytest.FixtureRequest, redis_server: RedisServer, r: redis.Redis, fresh_prefix: str
+) -> None:
+    """Profile periodic (SPEC §23): a Go, a TypeScript and a Python scheduler (``rwq scheduler``)
+    on one queue over three 1 s schedules, together for 5 s. All three register as live
+    schedulers; every slot from each schedule's put to its watermark is one item, fired by one of
+    them (their logs name each id once between them), none twice, none lost."""
+    go, ts = (player(request, redis_server, lang) for lang in ("go", "typescript"))
+    queue = WorkQueue(r, fresh_prefix)
+    for name in SCHEDULES:
+        assert queue.put_schedule(name, Schedule.every(1000))
+    starts = {s.name: s.last_fired_ms or 0 for s in queue.schedules().schedules}
+    url = f"redis://127.0.0.1:{redis_server.port}/0"
+    key = f"{fresh_prefix}:queue"
+    # TypeScript alone until it fired a slot of each schedule, then all three together for 5 s,
+    # then Python alone for three more slots: so each language fires some, and the slots of each
+    # phase and of the changes between them are checked alike.
+    ts_run = ts.start("schedule", fresh_prefix, {"deadline_ms": int(SCHEDULE_RUN_S * 1000) + 3000})
+    grown(r, key, 3)
+    python = subprocess.Popen(
+        [str(ROOT / ".venv" / "bin" / "rwq"), "scheduler", "--prefix", fresh_prefix, "--url", url],
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        registered(queue, {"python", "typescript"})  # the Python interpreter starts slowest
+        go_run = go.start("schedule", fresh_prefix, {"deadline_ms": int(SCHEDULE_RUN_S * 1000)})
+        registered(queue, set(LANGS))
+        fired = {"go": go_run.result()["fired"], "typescript": ts_run.result()["fired"]}
+        grown(r, key, r.llen(key) + 3)
+    finally:
+        python.send_signal(signal.SIGTERM)
+        _, log = python.communicate(timeout=30)
+    assert python.returncode == 0, log
+    fired["python"] = re.findall(r" fired (\S+)$", log, re.M)
+    ids = [text(i) for i in r.lrange(f"{fresh_prefix}:queue", 0, -1)]
+    assert len(set(ids)) == len(ids), "a slot fired twice"
+    assert sorted(ids) == sorted(i for lang in LANGS for i in fired[lang]), fired
+    expected = [
+        f"{s.name}@{slot}"
+        for s in queue.schedules().schedules
+        for slot in range((starts[s.name] // 1000 + 1) * 1000, (s.last_fired_ms or 0) + 1, 1000)
+    ]
+    assert sorted(ids) == sorted(expected), "a slot was lost"
+    assert len(ids) >= 3 * (SCHEDULE_RUN_S - 1), ids
+    assert len(fired["typescript"]) >= 3, fired  # alone at the start
+    assert len(fired["python"]) >= 3, fired  # alone at the end
+    print({lang: len(fired[lang]) for lang in LANGS}, "of", len(ids), "slots")  # the share of each language

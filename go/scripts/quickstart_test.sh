@@ -5,7 +5,8 @@
 # go/README.md, so the README cannot drift from what runs), built with the go-redis version of
 # our go.sum; then the producer and the worker (-burst) run to completion against a redis-server
 # this script starts on a free port, and the queue must be empty; then the statistics example
-# must count its 3 adds and 3 completions. Bounded: 120 s at most.
+# must count its 3 adds and 3 completions; then the scheduler runs for 2.5 s and must have fired
+# 2 or 3 slots of its 1 s schedule. Bounded: 120 s at most.
 set -euo pipefail
 module_dir=$(cd "$(dirname "$0")/.." && pwd)
 command -v go >/dev/null 2>&1 || PATH="$PATH:/usr/local/go/bin"
@@ -38,7 +39,7 @@ awk -v app="$app" '
   writing && /^```$/ { writing = 0; close(file); file = ""; next }
   writing { print > file }
 ' "$module_dir/README.md"
-test -s "$app/producer/main.go" && test -s "$app/worker/main.go" && test -s "$app/stats/main.go"
+test -s "$app/producer/main.go" && test -s "$app/worker/main.go" && test -s "$app/stats/main.go" && test -s "$app/scheduler/main.go"
 
 cd "$app"
 export GOFLAGS=-mod=mod GOWORK=off
@@ -63,4 +64,11 @@ left=$(redis-cli -p "$port" eval "return {redis.call('LLEN', KEYS[1]), redis.cal
 grep -q "sending welcome-10 to user 10" "$work/worker.log"
 stats=$(timeout 60 go run ./stats)
 [ "$stats" = "added 3, completed 3; 0.00 completed/s over the last 5 minutes" ] || { echo "quickstart_test: stats said: $stats" >&2; exit 1; }
-echo "quickstart_test: ok (producer added 10, worker sent 10, queue empty; stats counted 3 and 3)"
+scheduled=$(timeout 60 go run ./scheduler -for 2.5s 2>"$work/scheduler.log")
+case "$scheduled" in
+  "2 items queued" | "3 items queued") ;;
+  *) echo "quickstart_test: scheduler said: $scheduled" >&2; cat "$work/scheduler.log" >&2; exit 1 ;;
+esac
+pings=$(redis-cli -p "$port" lrange reports:queue 0 -1 | grep -c '^ping@')
+[ "$pings" = "${scheduled%% *}" ] || { echo "quickstart_test: reports:queue holds $pings pings" >&2; exit 1; }
+echo "quickstart_test: ok (producer added 10, worker sent 10, queue empty; stats counted 3 and 3; scheduler fired $pings slots)"

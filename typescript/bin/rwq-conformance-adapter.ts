@@ -3,8 +3,8 @@
  * requests on stdin, one reply line each on stdout. It only maps JSON to the package's calls. */
 import { createInterface } from "node:readline";
 import {
-  Lease, Queue, RwqError, ShardedQueue, VERSION, createClient, idFromBytes, idToBytes, scriptSha1s,
-  type CleanReport, type DeadItem, type Outcome, type RetryPolicy,
+  Lease, Queue, RwqError, Scheduler, ShardedQueue, VERSION, createClient, idFromBytes, idToBytes, nextSlots, scriptSha1s,
+  type CleanReport, type StoredSchedule, type DeadItem, type Outcome, type RetryPolicy,
 } from "@rwq-protocol/rwq";
 
 type Json = any; // JSON as the runner sends it
@@ -45,6 +45,23 @@ const POLICY: [keyof RetryPolicy, string][] = [
 const policyIn = (p: Json): Partial<RetryPolicy> | null =>
   p === null || p === undefined ? null : Object.fromEntries(POLICY.filter(([, s]) => s in p).map(([c, s]) => [c, p[s]]));
 const policyOut = (p: RetryPolicy | null): Json => (p ? Object.fromEntries(POLICY.map(([c, s]) => [s, p[c]])) : null);
+const SCHEDULE = [["every_ms", "everyMs"], ["offset_ms", "offsetMs"], ["cron", "cron"], ["tz", "tz"], ["missed", "missed"], ["grace_ms", "graceMs"]];
+/** A schedule object in the library's names; anything else as it is (the library refuses it). */
+const scheduleIn = (s: Json): Json =>
+  s === null || typeof s !== "object" || Array.isArray(s) ? s : Object.fromEntries(SCHEDULE.filter(([j]) => j! in s).map(([j, c]) => [c, s[j!]]));
+const readable = (s: StoredSchedule): Json => {
+  try {
+    return (s.schedule(), JSON.parse(s.definition.toString("utf8")));
+  } catch {
+    return null; // the library cannot read it
+  }
+};
+const plain = (q: AnyQueue): Queue => {
+  if (q instanceof Queue) return q;
+  throw new Unsupported("periodic on a sharded session");
+};
+const schedulers = new WeakMap<Queue, Scheduler>(); // one per session, dropped with it
+const stderr = (m: string) => process.stderr.write(`${m}\n`);
 /** Optional params left out by a case stay out of the library call (its default applies). */
 const opt = <T extends object>(o: T): T => Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined)) as T;
 
@@ -93,6 +110,24 @@ const methods: Record<string, (q: AnyQueue, p: Json) => Promise<Json>> = {
     const s = await q.stats();
     return { enabled: s.enabled, since_ms: s.sinceMs, now_ms: s.nowMs, current: s.current, windows: s.windows };
   },
+  schedule_put: (q, p) => q.putSchedule(p.name, scheduleIn(p.schedule), bytes(p.data)),
+  schedule_remove: (q, p) => plain(q).removeSchedule(p.name),
+  schedule_pause: (q, p) => plain(q).pauseSchedule(p.name),
+  schedule_resume: (q, p) => plain(q).resumeSchedule(p.name),
+  schedule_list: async (q) => (await plain(q).schedules()).schedules.map((s) => ({
+    name: s.name, schedule: readable(s), data: jbytes(s.data), last_fired_ms: s.lastFiredMs, paused_ms: s.pausedMs,
+  })),
+  schedule_fire: async (q, p) => {
+    const f = await plain(q).fire(p.name, p.digest, p.slots);
+    return { now_ms: f.nowMs, status: f.status, last_fired_ms: f.lastFiredMs, outcomes: f.outcomes };
+  },
+  schedule_next: async (_q, p) => nextSlots(scheduleIn(p.schedule), p.after_ms, p.count),
+  scheduler_tick: async (q) => {
+    const s = schedulers.get(plain(q)) ?? new Scheduler(plain(q), { heartbeatMs: null, logger: { info: stderr, warn: stderr, error: stderr } });
+    schedulers.set(plain(q), s);
+    const t = await s.tick();
+    return { fired: t.fired, next_ms: t.nextMs };
+  },
 };
 
 interface Session {
@@ -140,7 +175,7 @@ function hello(a: Json): Json {
   return {
     protocol: 1,
     implementation: { name: "rwq-typescript", language: "typescript", version: VERSION },
-    profiles: ["core", "retry", "delay", "ack", "flat", "sharded", "legacy-lease", "declared-keys", "workers", "stats"],
+    profiles: ["core", "retry", "delay", "ack", "flat", "sharded", "legacy-lease", "declared-keys", "workers", "stats", "periodic"],
     methods: Object.keys(methods).sort(),
     scripts: scriptSha1s(),
     capabilities: { cluster: true },

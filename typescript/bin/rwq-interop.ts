@@ -2,9 +2,9 @@
 /** rwq-interop: plays one role on a queue that Python and Go programs share, for the interop tests
  * (tests/test_interop_langs.py): `rwq-interop ROLE REDIS_URL PREFIX`, the role's options as one
  * JSON object on stdin, what it did as one JSON object on stdout (a worker first prints "ready" on
- * a line of its own). Roles: produce, lease, clean, work, dead. It only maps JSON to the package's
+ * a line of its own). Roles: produce, lease, clean, work, dead, schedule. It only maps JSON to the package's
  * calls; the Worker is the package's own. */
-import { Queue, ShardedQueue, Worker, createClient, type CleanReport, type RetryPolicy } from "@rwq-protocol/rwq";
+import { Queue, Scheduler, ShardedQueue, Worker, createClient, type CleanReport, type RetryPolicy } from "@rwq-protocol/rwq";
 
 interface Options {
   shards?: number;
@@ -33,7 +33,7 @@ async function readStdin(): Promise<string> {
 
 async function main(): Promise<void> {
   const [role, url, prefix] = process.argv.slice(2);
-  if (!role || !url || !prefix) throw new Error("usage: rwq-interop produce|lease|clean|work|dead REDIS_URL PREFIX < options.json");
+  if (!role || !url || !prefix) throw new Error("usage: rwq-interop produce|lease|clean|work|dead|schedule REDIS_URL PREFIX < options.json");
   const opts = JSON.parse(await readStdin()) as Options;
   const redis = createClient(url);
   const queue = opts.shards ? new ShardedQueue(redis, prefix, opts.shards) : new Queue(redis, prefix);
@@ -77,6 +77,17 @@ async function play(role: string, redis: ReturnType<typeof createClient>, queue:
     }
     case "clean":
       return { light: report(await queue.lightClean()), deep: report(await queue.deepClean()) };
+    case "schedule": {
+      // The package's Scheduler for deadline_ms; the ids it fired, from its log.
+      if (!(queue instanceof Queue)) throw new Error("schedule needs a queue that is not sharded");
+      const fired: string[] = [];
+      const info = (m: string) => {
+        const found = /^rwq: fired (\S+)$/.exec(m);
+        if (found) fired.push(found[1]!);
+      };
+      await new Scheduler(queue, { logger: { info, warn: stderr, error: stderr } }).run(AbortSignal.timeout(opts.deadline_ms ?? 5000));
+      return { fired };
+    }
     case "dead": {
       // The dead items, each read again by id for its payload.
       const listed = await queue.deadItems({ count: 1000 });

@@ -9,6 +9,11 @@ export { ShardedQueue } from "./sharded.js";
 export {
   type Beat, type LiveWorker, newWorkerId, DEFAULT_HEARTBEAT_MS, DEFAULT_HEARTBEAT_TTL_MS, MAX_WORKER_RECORD_BYTES,
 } from "./live.js";
+export {
+  type Schedule, type Missed, type ScheduleList, type Fired, type SlotOutcome, StoredSchedule, nextSlots, parseSchedule,
+  DEFAULT_GRACE_MS, MAX_FIRE_SLOTS,
+} from "./periodic.js";
+export { Scheduler, type SchedulerOptions, type Tick } from "./scheduler.js";
 export { CronSchedule, parseCron, MAX_CRON_BYTES, MAX_ZONE_BYTES, MAX_CRON_AFTER_MS } from "./cron.js";
 export {
   type QueueStats, type StatCounts, type StatRates, type StatCounter, type StatWindow, STAT_COUNTERS, STAT_WINDOWS,

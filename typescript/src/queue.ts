@@ -9,6 +9,10 @@ import { Cluster, type Redis } from "ioredis";
 import { LeaseLostError, NotReplicatedError, RedisError, UnsupportedServerError, WrongTypeError, invalid, translate } from "./errors.js";
 import { decodeId } from "./ids.js";
 import { type Beat, type LiveWorker, beatReply, checkBeat, checkListing, checkWorkerId, listReply } from "./live.js";
+import {
+  type Fired, type Schedule, type ScheduleList, SCHEDULE_LIST_COUNT, type StoredSchedule, checkSchedule, checkScheduleName,
+  definition, fireArgs, firedReply, listPage,
+} from "./periodic.js";
 import { type ScriptName, scripts } from "./scripts.js";
 import { type QueueStats, statsReply } from "./stats.js";
 import {
@@ -110,6 +114,7 @@ function namedIds(script: ScriptName, args: Arg[]): Arg[] {
     case "claim": case "fail": return args.slice(0, 1);
     case "complete": return first === "owner" ? every(1, 2) : every(1, 1);
     case "complete_and_lease": return args.length > 5 && argText(args[5]) === "owner" ? every(6, 2) : every(6, 1);
+    case "fire": return args.slice(2).map((slot) => `${first}@${argText(slot)}`); // name, digest, slots (SPEC §23)
     case "dead": case "deep_clean": return first === "requeue" ? every(1, 1) : [];
     default: return [];
   }
@@ -703,6 +708,54 @@ export class Queue {
    * when either stats key holds another Redis type. */
   async stats(): Promise<QueueStats> {
     return statsReply(await this.eval("stats", this.one(), ["read"]));
+  }
+
+  // ---- profile periodic (SPEC §23) ----
+
+  /** Creates or replaces schedule `name` with the payload of every item it adds; true when it was
+   * created (its watermark is then the server's now: its first slot is its first after the
+   * call). Replacing keeps the watermark (RWQ-SCHED-013). */
+  async putSchedule(name: string, schedule: Schedule, data: Payload = ""): Promise<boolean> {
+    const args = ["put", checkScheduleName(name), definition(checkSchedule(schedule)), payload(data)];
+    const reply = await this.eval("schedule", this.one(), args);
+    if (!Array.isArray(reply) || reply.length !== 2) throw unexpected("schedule put", reply);
+    return reply[0] === 1;
+  }
+
+  /** Removes a schedule (the items it added stay); false when there was none. */
+  async removeSchedule(name: string): Promise<boolean> {
+    return (await this.eval("schedule", this.one(), ["remove", checkScheduleName(name)])) === 1;
+  }
+
+  /** Pauses a schedule; false when there is none or it is paused already. */
+  async pauseSchedule(name: string): Promise<boolean> {
+    return (await this.eval("schedule", this.one(), ["pause", checkScheduleName(name)])) === 1;
+  }
+
+  /** Resumes a paused schedule: no slot of the pause fires (RWQ-SCHED-014); false when it was not paused. */
+  async resumeSchedule(name: string): Promise<boolean> {
+    return (await this.eval("schedule", this.one(), ["resume", checkScheduleName(name)])) === 1;
+  }
+
+  /** Every schedule of the queue by name, with the server's now of the last page read. */
+  async schedules(): Promise<ScheduleList> {
+    const found = new Map<string, StoredSchedule>();
+    let cursor = "0";
+    let nowMs = 0;
+    do {
+      let rows: StoredSchedule[];
+      [nowMs, cursor, rows] = listPage(await this.eval("schedule", this.one(), ["list", cursor, SCHEDULE_LIST_COUNT]));
+      for (const row of rows) found.set(row.name, row);
+    } while (cursor !== "0");
+    return { nowMs, schedules: [...found.keys()].sort().map((name) => found.get(name)!) };
+  }
+
+  /** Fires `slots` (1..100, strictly ascending, 0..10^15) of schedule `name`, computed from the
+   * definition whose SHA1 is `digest`, in one script call (RWQ-SCHED-008, -009). A call whose
+   * reply was lost is a RedisError and is not sent again (RWQ-SCHED-011). */
+  async fire(name: string, digest: string, slots: number[]): Promise<Fired> {
+    const [n, d, ...checked] = fireArgs(name, digest, slots);
+    return firedReply(n, checked, await this.eval("fire", this.one(), [n, d, ...checked]));
   }
 
   /** Applies the policy's dead-letter retention; how many dead items it removed. */

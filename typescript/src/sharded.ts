@@ -11,6 +11,7 @@ import { Cluster, type Redis } from "ioredis";
 import { LeaseLostError, RedisError, ShardMismatchError, invalid, translate } from "./errors.js";
 import { encodeId } from "./ids.js";
 import { type Beat, type LiveWorker, checkBeat, checkListing, checkWorkerId } from "./live.js";
+import type { Schedule } from "./periodic.js";
 import { Queue, type QueueOptions, type RedisClient, SHARD, checkReleaseOptions, failArgs, masterFor, policyArgs } from "./queue.js";
 import { scripts } from "./scripts.js";
 import { type QueueStats, summed } from "./stats.js";
@@ -336,6 +337,12 @@ export class ShardedQueue {
   async getRetryPolicy(): Promise<RetryPolicy | null> {
     await this.ready();
     return this.shard(0).getRetryPolicy();
+  }
+
+  /** Refused: a slot's id routes to the shard of its hash, while its schedule's watermark is one
+   * key, and no script call spans two shards (RWQ-SCHED-016). */
+  async putSchedule(_name: string, _schedule: Schedule, _data?: Payload): Promise<boolean> {
+    throw invalid("schedules are not supported on a sharded queue yet (RWQ-SCHED-016)");
   }
 
   /** A sharded queue's workers register on shard 0 (SPEC §21), arguments checked first. */

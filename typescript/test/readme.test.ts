@@ -22,7 +22,7 @@ after(async () => {
 test("the README's examples run", async () => {
   const readme = readFileSync(new URL("README.md", root), "utf8");
   const blocks = [...readme.matchAll(/```js\n\/\/ (\S+\.mjs)\n([\s\S]*?)```/g)];
-  assert.deepEqual(blocks.map((m) => m[1]), ["producer.mjs", "worker.mjs", "stats.mjs", "errors.mjs"]);
+  assert.deepEqual(blocks.map((m) => m[1]), ["producer.mjs", "worker.mjs", "stats.mjs", "errors.mjs", "scheduler.mjs"]);
   // Inside the package directory, so that "@rwq-protocol/rwq" resolves to this package.
   const dir = new URL("dist/readme-examples/", root);
   mkdirSync(dir, { recursive: true });
@@ -38,4 +38,7 @@ test("the README's examples run", async () => {
   assert.match(outputs["worker.mjs"]!, /true\n$/);
   assert.match(outputs["errors.mjs"]!, /^true true INVALID_ARGUMENT$/m);
   assert.equal(outputs["stats.mjs"], "added 3, completed 3; 0.00 completed/s over 5 minutes\n");
+  assert.match(outputs["scheduler.mjs"]!, /^[23] items queued$/m); // 2.5 s of a 1 s schedule
+  assert.equal((await redis.admin.lrange("{reports}:queue", 0, -1)).filter((id) => id.startsWith("ping@")).length,
+    Number(outputs["scheduler.mjs"]![0]));
 });

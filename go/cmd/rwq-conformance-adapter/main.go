@@ -207,6 +207,58 @@ var methods = map[string]func(q Q, p P) (any, error){
 		since := map[bool]any{true: s.SinceMs}[s.Enabled] // null while off
 		return map[string]any{"enabled": s.Enabled, "since_ms": since, "now_ms": s.NowMs, "current": s.Current(), "windows": s.Windows()}, err
 	},
+	"schedule_put": func(q Q, p P) (any, error) { // a sharded queue refuses it (RWQ-SCHED-016)
+		type putter interface {
+			PutSchedule(context.Context, string, rwq.Schedule, []byte) (bool, error)
+		}
+		return q.(putter).PutSchedule(ctx, get(p, "name", ""), schedule(p), get(p, "data", jbytes{}))
+	},
+	"schedule_remove": func(q Q, p P) (any, error) { return plain(q).RemoveSchedule(ctx, get(p, "name", "")) },
+	"schedule_pause":  func(q Q, p P) (any, error) { return plain(q).PauseSchedule(ctx, get(p, "name", "")) },
+	"schedule_resume": func(q Q, p P) (any, error) { return plain(q).ResumeSchedule(ctx, get(p, "name", "")) },
+	"schedule_list": func(q Q, p P) (any, error) {
+		list, err := plain(q).Schedules(ctx)
+		out := []map[string]any{}
+		for _, s := range list.Schedules {
+			var def any // the stored definition, or null when the library cannot read it
+			if _, bad := s.Schedule(); bad == nil {
+				def = json.RawMessage(s.Definition)
+			}
+			out = append(out, map[string]any{"name": s.Name, "schedule": def, "data": jbytes(s.Data),
+				"last_fired_ms": s.LastFiredMs, "paused_ms": s.PausedMs})
+		}
+		return out, err
+	},
+	"schedule_fire": func(q Q, p P) (any, error) {
+		f, err := plain(q).Fire(ctx, get(p, "name", ""), get(p, "digest", ""), num(p, "slots", []int64{}))
+		return map[string]any{"now_ms": f.NowMs, "status": f.Status, "last_fired_ms": f.LastFiredMs, "outcomes": f.Outcomes}, err
+	},
+	"schedule_next": func(q Q, p P) (any, error) { return rwq.NextSlots(schedule(p), ms(p, "after_ms"), num(p, "count", 0)) },
+	"scheduler_tick": func(q Q, p P) (any, error) { // one Scheduler per session, kept until close or reset
+		if schedulers[q] == nil {
+			schedulers[q] = rwq.NewScheduler(plain(q), &rwq.SchedulerOptions{HeartbeatMs: -1})
+		}
+		t, err := schedulers[q].Tick(ctx)
+		out := map[string]any{"fired": t.Fired, "next_ms": nil}
+		if t.NextMs >= 0 {
+			out["next_ms"] = t.NextMs
+		}
+		return out, err
+	},
+}
+
+// schedule is a schedule object, absent members at PROTOCOL.md's defaults (UTC, skip, 60000); members
+// that do not decode are INVALID_ARGUMENT (as policies).
+func schedule(p P) rwq.Schedule {
+	return num(p, "schedule", rwq.Schedule{TZ: "UTC", Missed: rwq.MissedSkip, GraceMs: rwq.DefaultGraceMs})
+}
+
+// plain is a session's queue when it is not sharded (periodic's other methods need not exist there).
+func plain(q Q) *rwq.Queue {
+	if pq, ok := q.(*rwq.Queue); ok {
+		return pq
+	}
+	panic(failure{"unsupported", "UNSUPPORTED", "periodic on a sharded session"})
 }
 
 // record is worker_beat's record: a JSON object. Any other JSON value cannot reach the library's
@@ -243,16 +295,18 @@ var sentinels = map[rwq.Code]error{
 func badRequest(msg string) failure { return failure{"protocol", "BAD_REQUEST", msg} }
 
 var (
-	redisURL = os.Getenv("RWQ_REDIS_URL")
-	cluster  = os.Getenv("RWQ_REDIS_CLUSTER") == "1" // redisURL is one node of a Redis Cluster
-	queues   = map[string]Q{}                        // by session
-	clients  = map[string]redis.UniversalClient{}
+	redisURL   = os.Getenv("RWQ_REDIS_URL")
+	cluster    = os.Getenv("RWQ_REDIS_CLUSTER") == "1" // redisURL is one node of a Redis Cluster
+	queues     = map[string]Q{}                        // by session
+	clients    = map[string]redis.UniversalClient{}
+	schedulers = map[Q]*rwq.Scheduler{} // by session's queue
 )
 
 func closeSession(name string) {
 	if c := clients[name]; c != nil {
 		c.Close()
 	}
+	delete(schedulers, queues[name])
 	delete(queues, name)
 	delete(clients, name)
 }
@@ -299,7 +353,7 @@ func dispatch(op string, a P) (any, error) {
 		}
 		slices.Sort(names)
 		return map[string]any{"protocol": 1, "implementation": map[string]string{"name": "rwq-go", "language": "go", "version": rwq.Version},
-			"profiles": []string{"core", "retry", "delay", "ack", "flat", "sharded", "legacy-lease", "declared-keys", "workers", "stats"},
+			"profiles": []string{"core", "retry", "delay", "ack", "flat", "sharded", "legacy-lease", "declared-keys", "workers", "stats", "periodic"},
 			"methods":  names, "scripts": rwq.ScriptSHA1s(), "capabilities": map[string]bool{"cluster": true}}, nil
 	case "open":
 		return open(a)

@@ -1,11 +1,12 @@
 // Command rwq-interop plays one role on a queue that Python and TypeScript programs share, for the
 // interop tests (tests/test_interop_langs.py): rwq-interop ROLE REDIS_URL PREFIX, with the role's
 // options as one JSON object on stdin and what it did as one JSON object on stdout (a worker
-// first prints "ready" on a line of its own). Roles: produce, lease, clean, work, dead. It only
-// maps JSON to the rwq package's calls; the Worker is the package's own.
+// first prints "ready" on a line of its own). Roles: produce, lease, clean, work, dead, schedule.
+// It only maps JSON to the rwq package's calls; the Worker and the Scheduler are the package's own.
 package main
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -53,7 +54,7 @@ type call struct {
 
 func main() {
 	if len(os.Args) != 4 {
-		log.Fatal("usage: rwq-interop produce|lease|clean|work|dead REDIS_URL PREFIX < options.json")
+		log.Fatal("usage: rwq-interop produce|lease|clean|work|dead|schedule REDIS_URL PREFIX < options.json")
 	}
 	role, url, prefix := os.Args[1], os.Args[2], os.Args[3]
 	var opts options
@@ -92,6 +93,8 @@ func main() {
 		out, err = work(ctx, rdb, q, opts)
 	case "dead":
 		out, err = dead(ctx, q)
+	case "schedule":
+		out, err = schedule(ctx, q, opts)
 	default:
 		err = fmt.Errorf("unknown role %q", role)
 	}
@@ -250,4 +253,27 @@ func work(ctx context.Context, rdb redis.UniversalClient, q rwq.WorkQueue, opts 
 			return map[string]any{"calls": calls, "stats": w.Stats(), "timed_out": timedOut}, nil
 		}
 	}
+}
+
+// schedule runs the package's Scheduler for deadline_ms and reports the ids it fired, from its log.
+func schedule(ctx context.Context, q rwq.WorkQueue, opts options) (map[string]any, error) {
+	plain, ok := q.(*rwq.Queue)
+	if !ok {
+		return nil, errors.New("schedule needs a queue that is not sharded")
+	}
+	var logged bytes.Buffer
+	s := rwq.NewScheduler(plain, &rwq.SchedulerOptions{Logger: slog.New(slog.NewJSONHandler(&logged, nil))})
+	run, stop := context.WithTimeout(ctx, time.Duration(opts.DeadlineMs)*time.Millisecond)
+	defer stop()
+	if err := s.Run(run); err != nil {
+		return nil, err
+	}
+	fired := []string{}
+	for _, line := range bytes.Split(logged.Bytes(), []byte("\n")) {
+		var record struct{ Msg, ID string }
+		if json.Unmarshal(line, &record) == nil && record.Msg == "fired" {
+			fired = append(fired, record.ID)
+		}
+	}
+	return map[string]any{"fired": fired}, nil
 }
