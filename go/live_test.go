@@ -117,3 +117,21 @@ func TestWorkerHeartbeatSettingsAreChecked(t *testing.T) {
 		}
 	}
 }
+
+func TestRecordsWriteLineSeparatorsAsThemselves(t *testing.T) {
+	// 1362 U+2028 and "xx": 4096 bytes of compact JSON, as Python and TypeScript write it.
+	long := map[string]any{"a": strings.Repeat("\u2028", 1362) + "xx"}
+	raw, err := encodeRecord(long)
+	if err != nil || len(raw) != MaxWorkerRecordBytes {
+		t.Fatalf("a record of 4096 bytes with U+2028: %d bytes, %v", len(raw), err)
+	}
+	// A backslash followed by the text u2028 stays an escaped backslash; U+2029 is raw too.
+	raw, err = encodeRecord(map[string]any{"a": `\u2028` + "\u2029"})
+	if err != nil || string(raw) != `{"a":"\\u2028`+"\u2029"+`"}` {
+		t.Fatalf("got %s, %v", raw, err)
+	}
+	var back map[string]any
+	if err := json.Unmarshal(raw, &back); err != nil || back["a"] != `\u2028`+"\u2029" {
+		t.Fatalf("round trip: %v, %v", back, err)
+	}
+}

@@ -64,15 +64,17 @@ def test_a_lease_that_never_blocks_fails_at_the_wait(tmp_path: Path) -> None:
             return super().call(args)
         """,
     )
-    started = time.monotonic()
     outcome = conformance(tmp_path, adapter=adapter, pattern="lease/blocking/timeout-returns-nothing")
-    failure = outcome.case("lease/blocking/timeout-returns-nothing")["failure"]
+    case = outcome.case("lease/blocking/timeout-returns-nothing")
+    failure = case["failure"]
     assert (failure["step"], failure["verb"], failure["kind"]) == (2, "wait_blocked", "mismatch")
     assert (
         "the lease of step 1 (session 'w1') returned before its connection blocked in Redis: ok null"
         in (failure["message"])
     )
-    assert time.monotonic() - started < 8
+    # The case fails at its wait's budget (2 s), not at the 10 s request watchdog; its own duration
+    # leaves out the run's start (imports, the adapter process), which a loaded machine stretches.
+    assert case["duration_ms"] < 6000
 
 
 def test_a_generic_timeout_names_the_step_and_the_wait(tmp_path: Path) -> None:
@@ -226,9 +228,9 @@ def test_schema_errors_name_the_field_and_its_title() -> None:
 def test_unique_items_is_linear_and_keeps_json_equality() -> None:
     schema = {"type": "array", "uniqueItems": True}
     many = [{"id": str(i), "n": [i, {"x": True}]} for i in range(5000)]
-    started = time.monotonic()
+    started = time.process_time()  # CPU time: a pairwise check of 5,000 items takes far more
     assert expectation_failure({"result_matches": schema}, Result(True, many)) is None
-    assert time.monotonic() - started < 1
+    assert time.process_time() - started < 1
     assert expectation_failure({"result_matches": schema}, Result(True, [{"a": 1}, {"a": 1.0}])) == (
         "result: item 1 repeats an earlier item (the items must be unique)"
     )
