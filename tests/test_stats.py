@@ -130,15 +130,15 @@ def test_a_sharded_queue_turns_every_shard_and_sums_them(r: redis.Redis) -> None
 
 def test_shards_read_across_a_minute_boundary_are_aligned() -> None:
     """A shard read in the minute before the latest one is summed one minute older."""
-    one = tuple(StatCounts(added=i) for i in range(MINUTES))
+    one = tuple(StatCounts(added=i + 1) for i in range(MINUTES))
     late = QueueStats(True, 5, 61 * MINUTE, 61, one)
     early = QueueStats(True, 7, 61 * MINUTE - 1, 60, one)
     total = summed([early, late])
     assert total.minute == 61
     assert total.since_ms == 7
-    assert total.series[-1] == StatCounts(added=60)  # the early shard has nothing in minute 61
-    assert total.series[-2] == StatCounts(added=59 + 60)
-    assert total.series[0] == StatCounts(added=0 + 1)
+    assert total.series[-1] == StatCounts(added=61)  # the early shard has nothing in minute 61
+    assert total.series[-2] == StatCounts(added=60 + 61)
+    assert total.series[0] == StatCounts(added=1 + 2)  # the early shard's oldest minute is dropped
 
 
 def test_rwq_stats_enables_reads_and_disables(queue: WorkQueue, redis_server: RedisServer) -> None:
