@@ -25,6 +25,17 @@ def test_the_ledger_covers_every_requirement_and_every_mutant() -> None:
     assert len({line.group for line in ledger.lines}) >= 20
 
 
+def test_every_mutant_loads_and_a_stale_script_edit_is_reported(tmp_path: Path) -> None:
+    assert mutants.load_problems() == []
+    (tmp_path / "stale_edit.py").write_text(
+        'from _script import edit\n\nedit("add", "a line add.lua no longer has", "")\n'
+    )
+    (tmp_path / "fine.py").write_text('from _script import edit\nedit("add", "existing == 0", "existing")\n')
+    problems = mutants.load_problems(tmp_path)
+    assert len(problems) == 1
+    assert problems[0].startswith("mutant stale_edit does not load: ValueError: add.lua has no")
+
+
 def _write(directory: Path, requirements: dict[str, object]) -> None:
     document = {"format": 1, "area": "test", "requirements": requirements}
     (directory / "test.json").write_text(json.dumps(document))

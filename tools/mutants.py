@@ -16,6 +16,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import runpy
 import shlex
 import subprocess
 import sys
@@ -27,8 +28,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from rwq.conformance import data
+from rwq.conformance import data, reference_adapter
 from rwq.conformance.cases import load_cases
+from rwq.protocol import scripts
 
 ROOT = Path(__file__).resolve().parents[1]
 AUDIT_DIR = ROOT / "conformance" / "audit"
@@ -146,6 +148,34 @@ def ledger_problems(ledger: Ledger) -> list[str]:
     return problems
 
 
+def load_problems(directory: Path = MUTANTS_DIR) -> list[str]:
+    """The mutants that fail to load: a script edit whose text a canonical script no longer holds,
+    or any other error at import. Such a mutant cannot start, so the audit would report it not
+    caught, or worse; checked in a subprocess, as ``--load`` (every mutant in well under a second)."""
+    command = [sys.executable, str(Path(__file__).resolve()), "--load", str(directory)]
+    done = subprocess.run(command, capture_output=True, text=True, timeout=120, check=False)
+    if done.returncode != 0:
+        return [f"loading the mutants failed: {done.stderr.strip()[-500:]}"]
+    return [str(problem) for problem in json.loads(done.stdout)]
+
+
+def _load_each(directory: Path) -> list[str]:
+    """Import every mutant module as it would start, without serving (see load_problems)."""
+    sys.path[:0] = [str(directory), str(MUTANTS_DIR)]
+    assert reference_adapter  # loaded once, before the loop, as every mutant loads it
+    loaded = set(sys.modules)
+    problems = []
+    for path in sorted(directory.glob("[!_]*.py")):
+        for module in set(sys.modules) - loaded:  # _script, _mutant and friends load afresh
+            del sys.modules[module]
+        scripts.registry.cache_clear()
+        try:
+            runpy.run_path(str(path), run_name="rwq_mutant_load")
+        except Exception as error:  # any error at import is the problem reported
+            problems.append(f"mutant {path.stem} does not load: {type(error).__name__}: {error}")
+    return problems
+
+
 @dataclass(frozen=True)
 class Run:
     """One conformance run: exit code, report.json and the terminal output."""
@@ -240,10 +270,16 @@ def main(argv: list[str]) -> int:
     )
     parser.add_argument("--out", type=Path, default=None, help="keep every run's reports here")
     parser.add_argument("--check", action="store_true", help="check the ledger only, run nothing")
+    parser.add_argument(
+        "--load", type=Path, metavar="DIR", help="import every mutant of DIR; print those that fail (JSON)"
+    )
     args = parser.parse_args(argv)
+    if args.load:
+        print(json.dumps(_load_each(args.load)))
+        return 0
 
     ledger = load_ledger()
-    problems = ledger_problems(ledger)
+    problems = ledger_problems(ledger) + load_problems()
     for problem in problems:
         print(f"ledger: {problem}", file=sys.stderr)
     if problems and args.only is None:

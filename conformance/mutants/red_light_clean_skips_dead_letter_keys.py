@@ -16,8 +16,9 @@ from rwq.conformance import reference_adapter
 
 edit(
     "light_clean",
-    "prefix .. 'attempts', 'hash', prefix .. 'dead:data', 'hash',\n  prefix .. 'dead:info', 'hash'})",
-    "prefix .. 'attempts', 'hash'})",
+    "prefix .. 'attempts', 'hash', prefix .. 'dead:data', 'hash',\n"
+    "  prefix .. 'dead:info', 'hash', prefix .. 'stats', 'string'})",
+    "prefix .. 'attempts', 'hash',\n  prefix .. 'stats', 'string'})",
 )
 
 if __name__ == "__main__":
