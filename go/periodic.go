@@ -225,7 +225,8 @@ func (w walk) due(markMs, nowMs int64) []int64 {
 }
 
 // NextSlots returns the count (1..100) slots of s after afterMs (0..10^15, server ms), in order;
-// it does no I/O.
+// it does no I/O. A cron schedule walks only from instants before 9000-01-01T00:00Z: a call whose
+// walk reaches that bound is refused with ErrInvalidArgument (RWQ-SCHED-019).
 func NextSlots(s Schedule, afterMs int64, count int) ([]int64, error) {
 	w, err := s.walk()
 	if err != nil {
@@ -237,9 +238,14 @@ func NextSlots(s Schedule, afterMs int64, count int) ([]int64, error) {
 	if err := checkRange("count", int64(count), 1, MaxFireSlots); err != nil {
 		return nil, err
 	}
-	slots := []int64{w.next(afterMs)}
-	for len(slots) < count {
-		slots = append(slots, w.next(slots[len(slots)-1]))
+	slots := make([]int64, 0, count)
+	for after := afterMs; len(slots) < count; after = slots[len(slots)-1] {
+		slot := w.next(after)
+		if slot == math.MaxInt64 { // a cron walk from 9000-01-01T00:00Z or later (RWQ-SCHED-019)
+			return nil, invalid(fmt.Sprintf("a cron schedule walks from after_ms in 0..%d, got %d (RWQ-SCHED-019)",
+				MaxCronAfterMs-1, after))
+		}
+		slots = append(slots, slot)
 	}
 	return slots, nil
 }

@@ -11,7 +11,8 @@
 --          remove, pause, resume: 1 when it changed something, 0 when not (no such schedule,
 --          already paused, not paused);
 --          list: [now_ms, next_cursor, [[name, definition, payload, watermark_ms or '',
---          paused_ms or ''], ...]]; next_cursor "0" when done
+--          paused_ms or ''], ...]]; next_cursor "0" when done; a field whose name is not a
+--          name (above) is left out of the rows
 -- Errors   RWQ_INVALID_ARGUMENT, RWQ_WRONG_TYPE (nothing is written)
 -- Effects  put: HSET <P>:schedules name definition first (the write only the admin's ACL allows,
 --          RWQ-SEC-006), HSET <P>:schedules:data name payload, and for a new name
@@ -140,14 +141,22 @@ local time = redis.call('TIME')
 local now = tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000)
 if mode == 'list' then
   local scanned = redis.call('HSCAN', schedules, ARGV[2], 'COUNT', count)
-  local out, names = {}, {}
-  for i = 1, #scanned[2], 2 do names[#names + 1] = scanned[2][i] end
+  local out, names, definitions = {}, {}, {}
+  for i = 1, #scanned[2], 2 do
+    -- a field whose name no client could have put (written by hand or another tool) is not a
+    -- schedule: no reader sees it, no scheduler fires it (RWQ-SCHED-020)
+    if valid_name(scanned[2][i]) then
+      local n = #names + 1
+      names[n] = scanned[2][i]
+      definitions[n] = scanned[2][i + 1]
+    end
+  end
   if #names > 0 then
     local payloads = redis.call('HMGET', data, unpack(names))
     local marks = redis.call('HMGET', fired, unpack(names))
     local pauses = redis.call('HMGET', paused, unpack(names))
     for i = 1, #names do
-      out[i] = {names[i], scanned[2][2 * i], payloads[i] or '', marks[i] or '', pauses[i] or ''}
+      out[i] = {names[i], definitions[i], payloads[i] or '', marks[i] or '', pauses[i] or ''}
     end
   end
   return {now, scanned[1], out}
