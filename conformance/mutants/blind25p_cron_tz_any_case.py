@@ -1,5 +1,5 @@
 """A port that compares zone names case-insensitively, taking europe/london for Europe/London:
-RWQ-SCHED-001."""
+RWQ-SCHED-004."""
 
 from zoneinfo import ZoneInfo
 

@@ -1,5 +1,5 @@
 """A port whose pause records a pause for a name with no schedule, so a schedule put later under
-that name is born paused: RWQ-SCHED-014."""
+that name is born paused: RWQ-SCHED-014 and RWQ-SCHED-015."""
 
 from _blind25p import edit, serve_reference
 

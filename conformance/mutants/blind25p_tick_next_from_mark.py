@@ -1,5 +1,5 @@
 """A port whose scheduler says its next slot is the first after the watermark, ignoring now, so a
-schedule whose missed slots were skipped reports a slot in the past: RWQ-SCHED-018."""
+schedule whose missed slots were skipped reports a slot in the past: RWQ-SCHED-011."""
 
 from _blind25p import patch, serve_reference
 from rwq import periodic

@@ -1,5 +1,5 @@
 """A port whose scheduler says its next slot is the first after now, ignoring a watermark ahead of
-now (after the server's clock stepped back): RWQ-SCHED-018."""
+now (after the server's clock stepped back): RWQ-SCHED-011."""
 
 from _blind25p import patch, serve_reference
 from rwq import periodic

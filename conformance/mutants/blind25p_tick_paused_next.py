@@ -1,5 +1,5 @@
 """A port whose scheduler counts paused schedules when it says when the next slot is (it only skips
-firing them): RWQ-SCHED-018."""
+firing them): RWQ-SCHED-011."""
 
 from _blind25p import patch, serve_reference
 from rwq import periodic
