@@ -1,0 +1,8 @@
+"""A port whose cron walk fires a repeated wall time once (its earlier instant) even when the hour
+field is *: RWQ-SCHED-006."""
+
+from _blind25p import patch_instants, serve_reference
+
+patch_instants(lambda first, second, star: [first] if second > first else ([] if star else [first]))
+
+serve_reference()

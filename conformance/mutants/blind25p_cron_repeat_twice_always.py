@@ -1,0 +1,8 @@
+"""A port whose cron walk fires a repeated wall time at both of its instants even when the hour
+field is restricted: RWQ-SCHED-006."""
+
+from _blind25p import patch_instants, serve_reference
+
+patch_instants(lambda first, second, star: [first, second] if second > first else ([] if star else [first]))
+
+serve_reference()

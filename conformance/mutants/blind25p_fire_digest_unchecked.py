@@ -1,0 +1,7 @@
+"""A port whose fire never compares the call's digest with the stored definition, so slots computed
+from a replaced definition still fire: RWQ-SCHED-009."""
+
+from _blind25p import edit, serve_reference
+
+edit("fire", "if redis.sha1hex(definition) ~= digest then", "if false then")
+serve_reference()

@@ -1,0 +1,11 @@
+"""A port whose schedule put sets the watermark to now on every put, a replaced definition too:
+RWQ-SCHED-013."""
+
+from _blind25p import edit, serve_reference
+
+edit(
+    "schedule",
+    "if exists == 0 then redis.call('HSET', fired, name, now) end",
+    "redis.call('HSET', fired, name, now)",
+)
+serve_reference()
