@@ -153,10 +153,13 @@ def load_problems(directory: Path = MUTANTS_DIR) -> list[str]:
     or any other error at import. Such a mutant cannot start, so the audit would report it not
     caught, or worse; checked in a subprocess, as ``--load`` (every mutant in well under a second)."""
     command = [sys.executable, str(Path(__file__).resolve()), "--load", str(directory)]
-    done = subprocess.run(command, capture_output=True, text=True, timeout=120, check=False)
-    if done.returncode != 0:
+    done = subprocess.run(
+        command, stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=120, check=False
+    )
+    lines = done.stdout.strip().splitlines()
+    if done.returncode != 0 or not lines:
         return [f"loading the mutants failed: {done.stderr.strip()[-500:]}"]
-    return [str(problem) for problem in json.loads(done.stdout)]
+    return [str(problem) for problem in json.loads(lines[-1])]
 
 
 def _load_each(directory: Path) -> list[str]:
@@ -166,6 +169,9 @@ def _load_each(directory: Path) -> list[str]:
     loaded = set(sys.modules)
     problems = []
     for path in sorted(directory.glob("[!_]*.py")):
+        if '\nif __name__ == "__main__":' not in path.read_text():
+            problems.append(f"mutant {path.stem} serves at import: its serve() call is not under __main__")
+            continue
         for module in set(sys.modules) - loaded:  # _script, _mutant and friends load afresh
             del sys.modules[module]
         scripts.registry.cache_clear()

@@ -16,4 +16,5 @@ def matches_day(self: CronSchedule, d: date) -> bool:
 
 patch(CronSchedule, "matches_day", matches_day)
 
-serve_reference()
+if __name__ == "__main__":
+    serve_reference()

@@ -14,4 +14,5 @@ patch(
     ),
 )
 
-serve_reference()
+if __name__ == "__main__":
+    serve_reference()

@@ -7,4 +7,5 @@ patch_instants(
     lambda first, second, star: ([first, second] if star else [first]) if second > first else [first]
 )
 
-serve_reference()
+if __name__ == "__main__":
+    serve_reference()

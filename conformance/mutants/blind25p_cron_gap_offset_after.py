@@ -9,4 +9,5 @@ patch_instants(
     )
 )
 
-serve_reference()
+if __name__ == "__main__":
+    serve_reference()

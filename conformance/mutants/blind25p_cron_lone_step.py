@@ -22,4 +22,5 @@ def loose(field: cron._Field) -> cron._Field:
 
 patch(cron, "_FIELDS", tuple(loose(f) for f in cron._FIELDS))
 
-serve_reference()
+if __name__ == "__main__":
+    serve_reference()

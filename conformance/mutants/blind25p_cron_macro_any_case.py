@@ -14,4 +14,5 @@ def fields(expr: object) -> list[str]:
 
 patch(cron, "_fields", fields)
 
-serve_reference()
+if __name__ == "__main__":
+    serve_reference()

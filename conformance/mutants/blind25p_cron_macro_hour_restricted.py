@@ -5,4 +5,5 @@ from _blind25p import patch_parse, replace, serve_reference
 
 patch_parse(lambda schedule, expr: replace(schedule, hour_star=False) if expr.startswith("@") else schedule)
 
-serve_reference()
+if __name__ == "__main__":
+    serve_reference()

@@ -23,4 +23,5 @@ def instants(self: CronSchedule, d: date, after_ms: int) -> Iterator[int]:
 
 patch(CronSchedule, "_instants", instants)
 
-serve_reference()
+if __name__ == "__main__":
+    serve_reference()

@@ -18,4 +18,5 @@ def check_ranges(text: str, spec: cron._Field) -> None:
 
 patch(cron, "_check_ranges", check_ranges)
 
-serve_reference()
+if __name__ == "__main__":
+    serve_reference()

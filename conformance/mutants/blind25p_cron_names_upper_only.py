@@ -18,4 +18,5 @@ def strict(field: cron._Field) -> cron._Field:
 
 patch(cron, "_FIELDS", tuple(strict(f) for f in cron._FIELDS))
 
-serve_reference()
+if __name__ == "__main__":
+    serve_reference()

@@ -26,4 +26,5 @@ def parse(cls: type[CronSchedule], expr: str, tz: str = "UTC") -> CronSchedule:
 
 patch(CronSchedule, "parse", classmethod(parse))
 
-serve_reference()
+if __name__ == "__main__":
+    serve_reference()

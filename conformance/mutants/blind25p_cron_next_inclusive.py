@@ -11,4 +11,5 @@ patch(
     lambda self, after_ms: ORIGINAL(self, after_ms - 1) if after_ms > 0 else ORIGINAL(self, 0),
 )
 
-serve_reference()
+if __name__ == "__main__":
+    serve_reference()

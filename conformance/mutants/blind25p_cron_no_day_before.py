@@ -23,4 +23,5 @@ def next_slot(self: CronSchedule, after_ms: int) -> int:
 
 
 patch(CronSchedule, "next_slot", next_slot)
-serve_reference()
+if __name__ == "__main__":
+    serve_reference()

@@ -23,4 +23,5 @@ def for_croniter(text: str, spec: cron._Field) -> str:
 
 patch(cron, "_for_croniter", for_croniter)
 
-serve_reference()
+if __name__ == "__main__":
+    serve_reference()

@@ -6,4 +6,5 @@ from rwq.protocol import cron
 
 patch(cron, "_check_ranges", lambda text, spec: None)
 
-serve_reference()
+if __name__ == "__main__":
+    serve_reference()

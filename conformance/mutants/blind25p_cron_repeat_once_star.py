@@ -5,4 +5,5 @@ from _blind25p import patch_instants, serve_reference
 
 patch_instants(lambda first, second, star: [first] if second > first else ([] if star else [first]))
 
-serve_reference()
+if __name__ == "__main__":
+    serve_reference()

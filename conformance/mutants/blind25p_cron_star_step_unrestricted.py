@@ -11,4 +11,5 @@ patch_parse(
     )
 )
 
-serve_reference()
+if __name__ == "__main__":
+    serve_reference()

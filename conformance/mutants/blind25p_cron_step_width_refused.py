@@ -15,4 +15,5 @@ patch(
     ),
 )
 
-serve_reference()
+if __name__ == "__main__":
+    serve_reference()

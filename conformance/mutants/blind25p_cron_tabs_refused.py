@@ -8,4 +8,5 @@ from rwq.protocol import cron
 
 patch(cron, "_SEPARATOR", re.compile(r" +"))
 
-serve_reference()
+if __name__ == "__main__":
+    serve_reference()

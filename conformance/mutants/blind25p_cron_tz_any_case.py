@@ -19,4 +19,5 @@ def zone(tz: object) -> ZoneInfo:
 
 patch(cron, "_zone", zone)
 
-serve_reference()
+if __name__ == "__main__":
+    serve_reference()

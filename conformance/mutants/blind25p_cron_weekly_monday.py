@@ -6,4 +6,5 @@ from rwq.protocol import cron
 
 patch(cron, "MACROS", {**cron.MACROS, "@weekly": "0 0 * * 1"})
 
-serve_reference()
+if __name__ == "__main__":
+    serve_reference()

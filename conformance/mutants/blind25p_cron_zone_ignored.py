@@ -7,4 +7,5 @@ from _blind25p import patch_parse, replace, serve_reference
 
 patch_parse(lambda schedule, expr: replace(schedule, zone=ZoneInfo("UTC")))
 
-serve_reference()
+if __name__ == "__main__":
+    serve_reference()

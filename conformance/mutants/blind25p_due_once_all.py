@@ -20,4 +20,5 @@ def due_slots(self: Schedule, watermark_ms: int, now_ms: int) -> list[int]:
 
 patch(Schedule, "due_slots", due_slots)
 
-serve_reference()
+if __name__ == "__main__":
+    serve_reference()

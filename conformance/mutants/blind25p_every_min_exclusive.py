@@ -6,4 +6,5 @@ from rwq.protocol import periodic
 
 patch(periodic, "MIN_EVERY_MS", 1001)
 
-serve_reference()
+if __name__ == "__main__":
+    serve_reference()

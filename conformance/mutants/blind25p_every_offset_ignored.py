@@ -15,4 +15,5 @@ def next_slot(self: Schedule, after_ms: int) -> int:
 
 patch(Schedule, "next_slot", next_slot)
 
-serve_reference()
+if __name__ == "__main__":
+    serve_reference()

@@ -4,4 +4,5 @@ the delayed set only): RWQ-SCHED-008."""
 from _blind25p import edit, serve_reference
 
 edit("fire", "or (types[dead] and redis.call('ZSCORE', dead, id)) then", "then")
-serve_reference()
+if __name__ == "__main__":
+    serve_reference()

@@ -5,4 +5,5 @@ from _blind25p import edit, serve_reference
 
 edit("fire", "or (types[delayed] and redis.call('ZSCORE', delayed, id))", "")
 
-serve_reference()
+if __name__ == "__main__":
+    serve_reference()

@@ -4,4 +4,5 @@ from a replaced definition still fire: RWQ-SCHED-009."""
 from _blind25p import edit, serve_reference
 
 edit("fire", "if redis.sha1hex(definition) ~= digest then", "if false then")
-serve_reference()
+if __name__ == "__main__":
+    serve_reference()

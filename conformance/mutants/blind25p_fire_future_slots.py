@@ -4,4 +4,5 @@ answering early: RWQ-SCHED-008."""
 from _blind25p import edit, serve_reference
 
 edit("fire", "if slot > now then", "if false then")
-serve_reference()
+if __name__ == "__main__":
+    serve_reference()

@@ -4,4 +4,5 @@ RWQ-SCHED-010."""
 from _blind25p import edit, serve_reference
 
 edit("fire", "elseif skip and now - slot > grace then", "elseif skip and now - slot >= grace then")
-serve_reference()
+if __name__ == "__main__":
+    serve_reference()

@@ -4,4 +4,5 @@ RWQ-SCHED-003."""
 from _blind25p import edit, serve_reference
 
 edit("fire", "if (slot - offset) % d.every_ms ~= 0 then", "if slot % d.every_ms ~= 0 then")
-serve_reference()
+if __name__ == "__main__":
+    serve_reference()

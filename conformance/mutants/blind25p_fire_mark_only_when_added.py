@@ -8,4 +8,5 @@ edit(
     "redis.call('HSET', fired, name, new_mark)",
     "if #added > 0 then redis.call('HSET', fired, name, new_mark) end",
 )
-serve_reference()
+if __name__ == "__main__":
+    serve_reference()

@@ -5,4 +5,5 @@ from _blind25p import edit, serve_reference
 
 edit("fire", "if types[flag] then stats_count(prefix, 'added', #added) end", "")
 
-serve_reference()
+if __name__ == "__main__":
+    serve_reference()

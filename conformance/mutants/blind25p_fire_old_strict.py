@@ -4,4 +4,5 @@ slot fires again: RWQ-SCHED-008."""
 from _blind25p import edit, serve_reference
 
 edit("fire", "elseif mark_ms and slot <= mark_ms then", "elseif mark_ms and slot < mark_ms then")
-serve_reference()
+if __name__ == "__main__":
+    serve_reference()

@@ -4,4 +4,5 @@ offers is refused as late: RWQ-SCHED-010."""
 from _blind25p import edit, serve_reference
 
 edit("fire", "local skip = d.missed ~= 'once'", "local skip = true")
-serve_reference()
+if __name__ == "__main__":
+    serve_reference()

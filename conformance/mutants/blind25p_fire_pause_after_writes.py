@@ -11,4 +11,5 @@ edit(
     "if pause then return {now, 'paused', reply_mark, {}} end",
 )
 
-serve_reference()
+if __name__ == "__main__":
+    serve_reference()

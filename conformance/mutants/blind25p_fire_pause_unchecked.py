@@ -4,4 +4,5 @@ thought the script need not): RWQ-SCHED-009."""
 from _blind25p import edit, serve_reference
 
 edit("fire", "if pause then return {now, 'paused', reply_mark, {}} end", "")
-serve_reference()
+if __name__ == "__main__":
+    serve_reference()

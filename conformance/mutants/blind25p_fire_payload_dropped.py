@@ -5,4 +5,5 @@ from _blind25p import edit, serve_reference
 
 edit("fire", "redis.call('SET', keys[3 * c - 2], payload or '')", "redis.call('SET', keys[3 * c - 2], '')")
 
-serve_reference()
+if __name__ == "__main__":
+    serve_reference()

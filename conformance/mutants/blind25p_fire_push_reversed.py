@@ -9,4 +9,5 @@ edit(
     "for k, c in ipairs(added) do push[#added + 1 - k] = ids[candidates[c]] end",
 )
 
-serve_reference()
+if __name__ == "__main__":
+    serve_reference()

@@ -20,4 +20,5 @@ def fire(self: WorkQueue, name: str, digest: str, slots: Sequence[int]) -> Fired
 
 patch(WorkQueue, "fire", fire)
 
-serve_reference()
+if __name__ == "__main__":
+    serve_reference()

@@ -8,4 +8,5 @@ from rwq.protocol import periodic
 
 patch(periodic, "_NAME", re.compile(r"[A-Za-z0-9][A-Za-z0-9_.:-]{0,254}"))
 
-serve_reference()
+if __name__ == "__main__":
+    serve_reference()

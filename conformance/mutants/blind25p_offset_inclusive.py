@@ -18,4 +18,5 @@ def checked(self: Schedule) -> Schedule:
 
 patch(Schedule, "checked", checked)
 
-serve_reference()
+if __name__ == "__main__":
+    serve_reference()

@@ -8,4 +8,5 @@ edit(
     "if exists == 0 or redis.call('HEXISTS', paused, name) == 1 then return 0 end",
     "if exists == 0 then return 0 end",
 )
-serve_reference()
+if __name__ == "__main__":
+    serve_reference()

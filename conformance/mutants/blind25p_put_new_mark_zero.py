@@ -9,4 +9,5 @@ edit(
     "if exists == 0 then redis.call('HSET', fired, name, 0) end",
 )
 
-serve_reference()
+if __name__ == "__main__":
+    serve_reference()

@@ -4,4 +4,5 @@ starts the schedule): RWQ-SCHED-013."""
 from _blind25p import edit, serve_reference
 
 edit("schedule", "if exists == 0 then redis.call('HSET', fired, name, now) end", "")
-serve_reference()
+if __name__ == "__main__":
+    serve_reference()

@@ -15,4 +15,5 @@ def put_schedule(self: ShardedWorkQueue, name: str, schedule: Any, data: bytes =
 
 patch(ShardedWorkQueue, "put_schedule", put_schedule)
 
-serve_reference()
+if __name__ == "__main__":
+    serve_reference()

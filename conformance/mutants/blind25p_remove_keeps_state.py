@@ -4,4 +4,5 @@ pause behind: RWQ-SCHED-015."""
 from _blind25p import edit, serve_reference
 
 edit("schedule", "for _, key in ipairs({data, fired, paused}) do", "for _, key in ipairs({data}) do")
-serve_reference()
+if __name__ == "__main__":
+    serve_reference()

@@ -12,4 +12,5 @@ def parsed(self: periodic._Core, stored: StoredSchedule) -> Schedule | None:
 
 patch(periodic._Core, "parsed", parsed)
 
-serve_reference()
+if __name__ == "__main__":
+    serve_reference()

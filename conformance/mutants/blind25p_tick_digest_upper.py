@@ -8,4 +8,5 @@ from rwq.protocol.periodic import StoredSchedule
 
 patch(StoredSchedule, "digest", property(lambda self: hashlib.sha1(self.definition).hexdigest().upper()))
 
-serve_reference()
+if __name__ == "__main__":
+    serve_reference()

@@ -6,4 +6,5 @@ from rwq.protocol import periodic
 
 patch(periodic, "item_id", lambda name, slot_ms: f"{name}@{slot_ms // 1000}")
 
-serve_reference()
+if __name__ == "__main__":
+    serve_reference()

@@ -13,4 +13,5 @@ def next_slot(schedule: Schedule, mark: int | None, now_ms: int, nearest: int | 
 
 patch(periodic._Core, "next_slot", staticmethod(next_slot))
 
-serve_reference()
+if __name__ == "__main__":
+    serve_reference()

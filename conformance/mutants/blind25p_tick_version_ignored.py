@@ -20,4 +20,5 @@ def from_json(cls: type[Schedule], text: bytes) -> Schedule:
 
 patch(Schedule, "from_json", classmethod(from_json))
 
-serve_reference()
+if __name__ == "__main__":
+    serve_reference()

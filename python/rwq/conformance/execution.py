@@ -342,7 +342,8 @@ def _call(ctx: CaseContext, step: dict[str, Any]) -> None:
     # returns at once (an item is ready, or the case expects an error) or never.
     wait_s = timeout_ms / 1000 if blocking and not ctx.env.frozen else 0
     reply = process.request("call", args, timeout_s=ctx.request_s + wait_s)
-    if not reply.ok and reply.kind == "domain" and reply.code == "INVALID_ARGUMENT":
+    invalid = not reply.ok and reply.kind == "domain" and reply.code == "INVALID_ARGUMENT"
+    if invalid and not step.get("script_refusal"):
         ctx.invalid_steps.add(ctx.position)  # refused before any I/O (RWQ-ERR-002), checked on the wire
     _settle(ctx, method, reply, step)
 

@@ -8,4 +8,5 @@ edit(
     "if not mark or mark < now then redis.call('HSET', fired, name, now) end",
     "redis.call('HSET', fired, name, now)",
 )
-serve_reference()
+if __name__ == "__main__":
+    serve_reference()

@@ -9,4 +9,5 @@ edit(
     "then end",
 )
 
-serve_reference()
+if __name__ == "__main__":
+    serve_reference()

@@ -23,4 +23,5 @@ def schedules(keys: QueueKeys) -> Plan[periodic.ScheduleList]:
 
 patch(periodic, "schedules", schedules)
 
-serve_reference()
+if __name__ == "__main__":
+    serve_reference()

@@ -13,4 +13,5 @@ edit(
     "  if not mark or mark < now then redis.call('HSET', fired, name, now) end\nend\nreturn 1",
     "  if not mark or mark < now then redis.call('HSET', fired, name, now) end\nend\nreturn was_paused",
 )
-serve_reference()
+if __name__ == "__main__":
+    serve_reference()

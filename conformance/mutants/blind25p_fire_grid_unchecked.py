@@ -3,4 +3,5 @@
 from _blind25p import edit, serve_reference
 
 edit("fire", "if (slot - offset) % d.every_ms ~= 0 then", "if false then")
-serve_reference()
+if __name__ == "__main__":
+    serve_reference()

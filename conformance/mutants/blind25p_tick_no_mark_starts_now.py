@@ -20,4 +20,5 @@ def due(self: periodic._Core, listing: ScheduleList) -> list:  # type: ignore[ty
 
 patch(periodic._Core, "due", due)
 
-serve_reference()
+if __name__ == "__main__":
+    serve_reference()
