@@ -27,13 +27,18 @@ def test_the_ledger_covers_every_requirement_and_every_mutant() -> None:
 
 def test_every_mutant_loads_and_a_stale_script_edit_is_reported(tmp_path: Path) -> None:
     assert mutants.load_problems() == []
+    main = '\nif __name__ == "__main__":\n    raise SystemExit(1)\n'
     (tmp_path / "stale_edit.py").write_text(
-        'from _script import edit\n\nedit("add", "a line add.lua no longer has", "")\n'
+        'from _script import edit\nedit("add", "a line add.lua has not", "")' + main
     )
-    (tmp_path / "fine.py").write_text('from _script import edit\nedit("add", "existing == 0", "existing")\n')
-    problems = mutants.load_problems(tmp_path)
-    assert len(problems) == 1
-    assert problems[0].startswith("mutant stale_edit does not load: ValueError: add.lua has no")
+    (tmp_path / "fine.py").write_text(
+        'from _script import edit\nedit("add", "existing == 0", "existing")' + main
+    )
+    (tmp_path / "serves_at_import.py").write_text("raise SystemExit(1)\n")
+    problems = sorted(mutants.load_problems(tmp_path))
+    assert len(problems) == 2
+    assert problems[0].startswith("mutant serves_at_import serves at import")
+    assert problems[1].startswith("mutant stale_edit does not load: ValueError: add.lua has no")
 
 
 def _write(directory: Path, requirements: dict[str, object]) -> None:
