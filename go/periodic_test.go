@@ -154,6 +154,11 @@ func TestPeriodicRefusesBadInputBeforeIO(t *testing.T) {
 	calls["next count 0"] = func() error { _, err := NextSlots(Every(1000), 0, 0); return err }
 	calls["next count 101"] = func() error { _, err := NextSlots(Every(1000), 0, 101); return err }
 	calls["next after -1"] = func() error { _, err := NextSlots(Every(1000), -1, 1); return err }
+	calls["next cron from 9000-01-01"] = func() error { _, err := NextSlots(CronIn("0 0 1 1 *", "UTC"), MaxCronAfterMs, 1); return err }
+	calls["next cron walking into 9000-01-01"] = func() error {
+		_, err := NextSlots(CronIn("0 0 1 1 *", "UTC"), MaxCronAfterMs-1, 2) // the first slot is 9000-01-01T00:00Z itself
+		return err
+	}
 	calls["sharded put"] = func() error { _, err := sq.PutSchedule(ctx, "s", Every(1000), nil); return err }
 	calls["nil queue"] = func() error { return NewScheduler(nil, nil).Run(ctx) }
 	calls["heartbeat over ttl/3"] = func() error {
