@@ -28,7 +28,7 @@ MIN_EVERY_MS, MAX_EVERY_MS = 1000, 31_536_000_000
 MAX_GRACE_MS = 86_400_000
 GRACE_MS = 60_000
 """The default ``grace_ms``: a slot at most this late still fires under ``missed = skip``."""
-MAX_CRON_BYTES, MAX_TZ_BYTES = 200, 64
+MAX_CRON_BYTES = 200
 MAX_SLOTS = 100
 """The most slots one ``fire`` call takes."""
 MAX_SLOT = 10**15
