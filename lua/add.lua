@@ -166,6 +166,19 @@ local function stats_count(prefix, counter, amount)
   end
   redis.call('PEXPIREAT', series, (minute + 62) * 60000)
 end
+-- EXISTS of `keys`, one of them the flag `flag`; true second when Redis refused it. A role whose
+-- ACL lines predate profile stats may not read the flag: the keys are counted again without it,
+-- the flag read as missing and stats off for the call (RWQ-STATS-009); any other refusal is
+-- raised by that second EXISTS.
+local function stats_exists(keys, flag)
+  local existing = redis.pcall('EXISTS', unpack(keys))
+  if type(existing) ~= 'table' then return existing, false end
+  local rest = {}
+  for i = 1, #keys do
+    if keys[i] ~= flag then rest[#rest + 1] = keys[i] end
+  end
+  return redis.call('EXISTS', unpack(rest)), true
+end
 -- rwq:stats end
 local delayed, dead = prefix .. 'delayed', prefix .. 'dead'
 -- Every key of every id and the profile keys (with the stats flag) in one EXISTS, which usually
@@ -184,17 +197,8 @@ for i = 2, #ARGV, 2 do
 end
 local n, bad = #keys, nil
 for i = 1, #absent, 2 do keys[n + (i + 1) / 2] = absent[i] end
-local existing = redis.pcall('EXISTS', unpack(keys))
-if type(existing) == 'table' then
-  -- A role whose ACL lines predate profile stats may not read the flag: stats are off for its
-  -- calls (RWQ-STATS-009); any other refusal is raised again below.
-  types[flag] = false
-  local rest = {}
-  for i = 1, #keys do
-    if keys[i] ~= flag then rest[#rest + 1] = keys[i] end
-  end
-  existing = redis.call('EXISTS', unpack(rest))
-end
+local existing, flag_refused = stats_exists(keys, flag)
+if flag_refused then types[flag] = false end
 if existing == 0 then
   for i = 1, #absent, 2 do types[absent[i]] = false end
 else

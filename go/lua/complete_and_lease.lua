@@ -170,6 +170,19 @@ local function stats_count(prefix, counter, amount)
   end
   redis.call('PEXPIREAT', series, (minute + 62) * 60000)
 end
+-- EXISTS of `keys`, one of them the flag `flag`; true second when Redis refused it. A role whose
+-- ACL lines predate profile stats may not read the flag: the keys are counted again without it,
+-- the flag read as missing and stats off for the call (RWQ-STATS-009); any other refusal is
+-- raised by that second EXISTS.
+local function stats_exists(keys, flag)
+  local existing = redis.pcall('EXISTS', unpack(keys))
+  if type(existing) ~= 'table' then return existing, false end
+  local rest = {}
+  for i = 1, #keys do
+    if keys[i] ~= flag then rest[#rest + 1] = keys[i] end
+  end
+  return redis.call('EXISTS', unpack(rest)), true
+end
 -- rwq:stats end
 local function complete_part(KEYS, ARGV, completing)
 local queue, processing = KEYS[1], KEYS[2]
