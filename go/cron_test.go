@@ -5,6 +5,8 @@ import (
 	"errors"
 	"os"
 	"regexp"
+	"strconv"
+	"strings"
 	"testing"
 )
 
@@ -70,5 +72,20 @@ func TestCronNextSlotRange(t *testing.T) {
 	}
 	if got := s.NextSlot(MaxCronAfterMs - 1); got != MaxCronAfterMs {
 		t.Errorf("NextSlot(max-1) = %d, want %d", got, int64(MaxCronAfterMs))
+	}
+}
+
+// TestCronLongZoneMessage: ParseCron's message shows a refused zone name cut to 65 bytes, whatever
+// its length (Schedule.walk refuses one over 64 bytes first, so only a direct caller gets here).
+func TestCronLongZoneMessage(t *testing.T) {
+	for _, n := range []int{66, 2000} {
+		tz := strings.Repeat("A", n)
+		_, err := ParseCron("* * * * *", tz)
+		if !errors.Is(err, ErrInvalidArgument) {
+			t.Fatalf("ParseCron with a %d-byte zone: %v, want INVALID_ARGUMENT", n, err)
+		}
+		if want := strconv.Quote(tz[:MaxZoneBytes+1]) + " (RWQ"; !strings.Contains(err.Error(), want) {
+			t.Errorf("ParseCron with a %d-byte zone: %q, want the name cut to %d bytes", n, err, MaxZoneBytes+1)
+		}
 	}
 }

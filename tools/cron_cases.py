@@ -18,7 +18,7 @@ ROOT = Path(__file__).resolve().parents[1]
 VECTORS = ROOT / "conformance" / "vectors" / "cron.json"
 Json = Any
 DST = {"new-york", "london", "lord-howe", "cairo", "apia", "moscow", "troll", "chatham", "havana"}
-DST |= {"santiago", "dublin"}
+DST |= {"santiago", "dublin", "pyongyang"}
 """Groups about transitions of a zone's offset (RWQ-SCHED-006)."""
 
 
