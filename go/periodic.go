@@ -11,6 +11,7 @@ import (
 	"regexp"
 	"sort"
 	"strconv"
+	"strings"
 )
 
 // Profile periodic (SPEC §23): schedules stored in Redis as data, so that schedulers in any
@@ -299,8 +300,8 @@ func (o SlotOutcome) MarshalJSON() ([]byte, error) {
 	return json.Marshal(o.String())
 }
 
-// Fired is what one Fire did: the server's now, the status ("ok"; "gone", "stale" or "paused":
-// nothing written), the watermark after the call, one outcome per slot offered, and the ids of
+// Fired is what one Fire did: the server's now, the status ("ok"; "gone", "stale", "paused" or
+// "corrupt", a watermark written by hand that is not decimal ms: nothing written), the watermark after the call, one outcome per slot offered, and the ids of
 // the items it added.
 type Fired struct {
 	NowMs       int64
@@ -363,8 +364,14 @@ func (q *Queue) changeSchedule(ctx context.Context, mode, name string) (bool, er
 }
 
 // ms is a watermark or pause time as the scripts reply it: nil for "".
+// msOrNil reads a watermark or pause time: nil when absent or not decimal ms (written by hand,
+// RWQ-SCHED-021).
 func msOrNil(v any) *int64 {
-	n, err := strconv.ParseInt(toStr(v), 10, 64)
+	s := toStr(v)
+	if s == "" || strings.TrimLeft(s, "0123456789") != "" {
+		return nil
+	}
+	n, err := strconv.ParseInt(s, 10, 64)
 	if err != nil {
 		return nil
 	}

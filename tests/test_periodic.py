@@ -296,6 +296,15 @@ def rwq(server: RedisServer, *args: str) -> dict[str, Any]:
     return document
 
 
+def test_schedule_add_stores_the_bytes_of_a_data_argument_that_is_not_utf8(
+    fr: redis.Redis, frozen_server: RedisServer
+) -> None:
+    """``--data`` of bytes that are not UTF-8 (argv gives them to Python as surrogate escapes) is
+    stored as those bytes, not refused with a traceback."""
+    rwq(frozen_server, "schedule", "add", "bin", "-q", "p", "--every-ms", "1000", "--data", "a\udcffb")
+    assert fr.hget("p:schedules:data", "bin") == b"a\xffb"
+
+
 def test_the_schedule_commands(fr: redis.Redis, frozen_server: RedisServer) -> None:
     """rwq schedule add, list, next, pause, resume, remove, with --json (the cli-output schema)."""
     add = ("schedule", "add", "tick", "-q", "p", "--every-ms", "60000", "--data", "hello")

@@ -7,8 +7,9 @@
 -- ARGV[2]  digest       SHA1 (40 lower-case hex digits) of the definition the slots come from
 -- ARGV     slot_1, ..., slot_k from ARGV[3]      1 <= k <= 100; integers in 0..10^15 in decimal
 --          without leading zeros, strictly ascending
--- Reply    [now_ms, status, watermark_ms or '', [outcome, ...]]: status 'ok', 'gone', 'stale'
---          or 'paused' (then no outcomes, nothing written); one outcome per slot: 1 fired and
+-- Reply    [now_ms, status, watermark_ms or '', [outcome, ...]]: status 'ok', 'gone', 'stale',
+--          'paused' or 'corrupt' (a watermark that is not decimal ms; then no outcomes, nothing
+--          written); one outcome per slot: 1 fired and
 --          added, 0 fired (an item, delayed or dead item with that id exists), 'old' (not after
 --          the watermark), 'late' (missed = skip, more than grace_ms before now), 'early' (after
 --          now; so is every later slot of the call)
@@ -191,6 +192,9 @@ if type(d.every_ms) == 'number' then
   end
 end
 if pause then return {now, 'paused', reply_mark, {}} end
+-- A watermark written by hand that is not decimal ms: which slots fired is unknown, so none fires
+-- until a resume sets it to now (RWQ-SCHED-021).
+if mark and not string.match(mark, '^%d+$') then return {now, 'corrupt', '', {}} end
 local skip = d.missed ~= 'once'
 local grace = type(d.grace_ms) == 'number' and d.grace_ms or 60000
 -- Decide every slot; the writes come after every check.

@@ -11,6 +11,7 @@ import contextlib
 import datetime as dt
 import json
 import logging
+import os
 import signal
 import sys
 import zoneinfo
@@ -95,7 +96,8 @@ def add(
     """Create schedule NAME, or replace it (its watermark stays: no slot fires twice). Admin."""
     if (data is None) == (data_file is None):
         raise click.UsageError("give exactly one of --data or --data-file")
-    payload = data.encode() if data is not None else data_file.read_bytes()  # type: ignore[union-attr]
+    # os.fsencode: the bytes the shell gave, also when they are not UTF-8 (argv's surrogate escapes)
+    payload = os.fsencode(data) if data is not None else data_file.read_bytes()  # type: ignore[union-attr]
     try:
         definition = (
             Schedule.every(every_ms, offset_ms=offset_ms, missed=missed, grace_ms=grace_ms)

@@ -181,11 +181,11 @@ export interface ScheduleList {
  * late), "early" (after the server's now, and so is every later slot). */
 export type SlotOutcome = 1 | 0 | "old" | "late" | "early";
 
-/** What one `fire` did: the server's now, the status ("ok"; "gone", "stale" or "paused": nothing
+/** What one `fire` did: the server's now, the status ("ok"; "gone", "stale", "paused" or "corrupt": nothing
  * written), the watermark after the call, one outcome per slot, and the ids of the items added. */
 export interface Fired {
   nowMs: number;
-  status: "ok" | "gone" | "stale" | "paused";
+  status: "ok" | "gone" | "stale" | "paused" | "corrupt";
   lastFiredMs: number | null;
   outcomes: SlotOutcome[];
   added: string[];
@@ -216,7 +216,8 @@ export function fireArgs(name: unknown, digest: unknown, slots: unknown): [strin
 
 type Reply = Buffer | number | null | Reply[];
 
-const ms = (raw: Reply | undefined): number | null => (Buffer.isBuffer(raw) && raw.length > 0 ? Number(raw.toString()) : null);
+/** A watermark or pause time; null when absent or not decimal ms (written by hand, RWQ-SCHED-021). */
+const ms = (raw: Reply | undefined): number | null => (Buffer.isBuffer(raw) && /^[0-9]+$/.test(raw.toString("latin1")) ? Number(raw.toString()) : null);
 
 function unexpected(what: string, reply: Reply): RedisError {
   return new RedisError(`unexpected ${what} reply: ${JSON.stringify(reply)?.slice(0, 200)}`);

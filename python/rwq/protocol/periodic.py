@@ -220,8 +220,9 @@ class ScheduleList:
 @dataclass(frozen=True, slots=True)
 class Fired:
     """What one ``fire`` did: the server's now, the status (``ok``, ``gone``, ``stale``,
-    ``paused``), the watermark after the call, and per slot offered its outcome: 1 added, 0 fired
-    but an item with that id existed, ``old``, ``late`` or ``early``."""
+    ``paused``, ``corrupt``: a watermark written by hand that is not decimal ms), the watermark
+    after the call, and per slot offered its outcome: 1 added, 0 fired but an item with that id
+    existed, ``old``, ``late`` or ``early``."""
 
     now_ms: int
     status: str
@@ -282,7 +283,8 @@ def schedules(keys: QueueKeys) -> Plan[ScheduleList]:
 
 
 def _ms(raw: bytes) -> int | None:
-    return int(raw) if raw else None
+    """A watermark or pause time; None when absent or not decimal ms (written by hand, RWQ-SCHED-021)."""
+    return int(raw) if raw.isdigit() else None
 
 
 def fire(keys: QueueKeys, name: str, digest: str, slots: Sequence[int]) -> Plan[Fired]:
